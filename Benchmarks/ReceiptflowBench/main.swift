@@ -1,0 +1,3 @@
+import CMallocCount
+
+print("receiptflow-bench: allocations so far \(rf_malloc_count())")

@@ -1,0 +1,1 @@
+// Inputs: files, stdin, zstd, NDJSON scanning, base64.

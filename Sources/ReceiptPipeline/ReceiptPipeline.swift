@@ -1,0 +1,1 @@
+// Dispatch stages, backpressure and ordering.

@@ -1,0 +1,1 @@
+// Synthetic receipts and the test CA.

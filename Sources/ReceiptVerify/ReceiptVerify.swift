@@ -1,0 +1,1 @@
+// The verifier: OpenSSL glue, chain cache and policies.

@@ -1,0 +1,38 @@
+import Foundation
+import ReceiptModel
+
+// The executable only parses arguments and wires stages; behaviour lives in the library modules.
+
+let usage = """
+    receiptflow \(ReceiptflowVersion.string): validate App Store receipts in bulk and export them as tables.
+
+    usage:
+      receiptflow export [INPUT ...] --out DIR [--format parquet|csv|ndjson] [--trust-anchor PATH ...] [options]
+      receiptflow inspect [FILE | -] [--trust-anchor PATH ...] [--no-verify] [--json]
+      receiptflow generate --count N --out FILE [--seed S] [--digest sha1|sha256] [--bad-fraction F] [--ca-dir DIR]
+
+    Run `receiptflow COMMAND --help` for a command's options.
+    """
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+guard let command = arguments.first else {
+    FileHandle.standardError.write(Data((usage + "\n").utf8))
+    exit(2)
+}
+arguments.removeFirst()
+let status: Int32
+switch command {
+case "export": status = runExport(arguments)
+case "inspect": status = runInspect(arguments)
+case "generate": status = runGenerate(arguments)
+case "--version", "version":
+    print(ReceiptflowVersion.string)
+    status = 0
+case "-h", "--help", "help":
+    print(usage)
+    status = 0
+default:
+    FileHandle.standardError.write(Data("receiptflow: unknown command '\(command)'\n\n\(usage)\n".utf8))
+    status = 2
+}
+exit(status)
