@@ -19,7 +19,8 @@ case "parse":
         print("parse: no fixtures found (../shared/fixtures/real); set RECEIPTFLOW_SHARED")
         exit(1)
     }
-    let r = runParseBench(corpus, iterations: 2000)
+    let iterations = Int(ProcessInfo.processInfo.environment["BENCH_ITERATIONS"] ?? "") ?? 2000
+    let r = runParseBench(corpus, iterations: iterations)
     print(
         String(
             format: "parse: %d receipts, %.2f µs/receipt, %.4f heap allocations/receipt, %d failures",
