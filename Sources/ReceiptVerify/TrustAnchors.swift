@@ -165,8 +165,11 @@ public final class TrustAnchors: @unchecked Sendable {
     /// The DER of every certificate in `bytes`: all PEM `CERTIFICATE` blocks, or the bytes themselves as DER.
     static func certificates(in bytes: [UInt8]) -> [[UInt8]] {
         let pemMarker = Array("-----BEGIN".utf8)
-        let looksPEM = bytes.count >= pemMarker.count
-            && (0...(bytes.count - pemMarker.count)).contains { i in bytes[i..<(i + pemMarker.count)].elementsEqual(pemMarker) }
+        let looksPEM =
+            bytes.count >= pemMarker.count
+            && (0...(bytes.count - pemMarker.count)).contains { i in
+                bytes[i..<(i + pemMarker.count)].elementsEqual(pemMarker)
+            }
         if !looksPEM {
             let ok = bytes.withUnsafeBytes { raw -> Bool in
                 guard let x = OpenSSL.certificate(der: raw) else { return false }
