@@ -93,7 +93,8 @@ final class PrefixedByteSource: ByteSource {
         self.inner = inner
     }
 
-    var bytesConsumed: Int { inner.bytesConsumed }
+    /// Peeked bytes count as consumed only once they are replayed.
+    var bytesConsumed: Int { inner.bytesConsumed - (prefix.count - prefixPos) }
     var knownSize: Int? { inner.knownSize }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(InputError) -> Int {

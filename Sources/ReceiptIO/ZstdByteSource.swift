@@ -10,9 +10,8 @@ public final class ZstdByteSource: ByteSource {
     private var inputCount = 0
     private var inputPos = 0
     private var inputEnded = false
-    /// The last `ZSTD_decompressStream` result: 0 exactly when the stream stands at a frame boundary.
-    private var lastHint = 0
-    private var sawFrame = false
+    /// True between the first byte of a frame and its end: the stream may not end there.
+    private var midFrame = false
 
     public init(_ inner: any ByteSource, name: String) throws(InputError) {
         guard let ds = ZSTD_createDStream() else { throw InputError("out of memory creating a zstd stream") }
@@ -38,18 +37,19 @@ public final class ZstdByteSource: ByteSource {
         while true {
             // Called even with no new input: libzstd may hold decoded bytes that did not fit last time.
             var inb = ZSTD_inBuffer(src: input.baseAddress, size: inputCount, pos: inputPos)
+            let outBefore = out.pos
             let r = ZSTD_decompressStream(stream, &out, &inb)
             if ZSTD_isError(r) != 0 {
                 let why = String(cString: ZSTD_getErrorName(r))
                 throw InputError("input '\(name)' is not a valid zstd stream (\(why)); check that the file is complete")
             }
-            if inb.pos > inputPos { sawFrame = true }
+            // A call without progress returns a hint for the next frame header, which says nothing about this one.
+            if inb.pos > inputPos || out.pos > outBefore { midFrame = r != 0 }
             inputPos = inb.pos
-            lastHint = r
             if out.pos > 0 { return out.pos }
             if inputPos < inputCount { continue }
             if inputEnded {
-                if lastHint != 0 && sawFrame {
+                if midFrame {
                     throw InputError("input '\(name)' ends in the middle of a zstd frame; the file is truncated")
                 }
                 return 0
