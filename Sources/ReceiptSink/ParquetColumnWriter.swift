@@ -1,0 +1,290 @@
+import ReceiptModel
+
+/// What the footer needs to know about one finished column chunk.
+struct ColumnChunkMeta {
+    var numValues: Int64
+    var totalUncompressed: Int64
+    var totalCompressed: Int64
+    var dataPageOffset: Int64
+    var dictionaryPageOffset: Int64?
+    var encodings: [Int32]
+    var nullCount: Int64
+    var minValue: [UInt8]?
+    var maxValue: [UInt8]?
+}
+
+/// Buffers one column of the current row group as finished, compressed data pages (data page v1), and writes the
+/// chunk (dictionary page first, when used) at the end of the row group.
+///
+/// A page holds either dictionary indices or PLAIN values. A dictionary-encoded string column falls back to PLAIN
+/// for the rest of the chunk once its dictionary outgrows `dictionaryMaxBytes`, as other writers do; the chunk then
+/// holds both kinds of pages and lists both encodings.
+final class ParquetColumnWriter {
+    let spec: ColumnSpec
+    let type: Parquet.PhysicalType
+    let optional: Bool
+    let wantsDictionary: Bool
+    let pageBytes: Int
+    let maxRowsPerPage: Int
+    let dictionaryMaxBytes: Int
+
+    // Current page.
+    private var levels: [UInt8] = []
+    private var values: [UInt8] = []
+    private var indices: [UInt32] = []
+    private var boolBits = 0
+    private var pageRows = 0
+    private var dictionaryMode: Bool
+
+    // Current chunk.
+    private var chunk: [UInt8] = []
+    private var dictionary = ByteArrayDictionary()
+    private var stats = ColumnStatistics()
+    private var dataUncompressed = 0
+    private var dataCompressed = 0
+    private var plainPages = false
+    private var dictionaryPages = false
+    private var chunkRows = 0
+
+    // Scratch, reused.
+    private var body: [UInt8] = []
+    private var header = ThriftCompactWriter()
+    /// An error raised inside a buffer closure, rethrown by the caller.
+    private var pending: SinkError? = nil
+
+    init(spec: ColumnSpec, dictionary: Bool, options: SinkOptions) {
+        self.spec = spec
+        type = Parquet.physicalType(spec.kind)
+        optional = spec.nullable
+        wantsDictionary = dictionary && spec.kind == .string
+        dictionaryMode = wantsDictionary
+        pageBytes = max(1, options.pageBytes)
+        maxRowsPerPage = max(1, options.maxRowsPerPage)
+        dictionaryMaxBytes = options.dictionaryMaxBytes
+    }
+
+    /// Bytes held for the current row group (compressed pages, the open page, the dictionary).
+    var bufferedBytes: Int {
+        chunk.count + values.count + levels.count + indices.count * 4 + dictionary.byteSize
+    }
+
+    // MARK: - Appending rows
+
+    /// Appends rows `rows` of this column of `table`.
+    func append(_ table: ColumnTable, rows: Range<Int>, zstd: ZstdCompressor) throws(SinkError) {
+        switch spec.kind {
+        case .string: appendStrings(table.strings[spec.slot], rows, zstd)
+        case .int64, .timestampMillis: appendInts(table.int64s[spec.slot], rows, zstd)
+        case .int32: appendInts(table.int32s[spec.slot], rows, zstd)
+        case .bool: appendBools(table.bools[spec.slot], rows, zstd)
+        }
+        chunkRows += rows.count
+        if let e = pending {
+            pending = nil
+            throw e
+        }
+    }
+
+    private func appendStrings(_ col: StringColumn, _ rows: Range<Int>, _ zstd: ZstdCompressor) {
+        col.bytes.withUnsafeBytes { bytes in
+            col.offsets.withUnsafeBufferPointer { offs in
+                col.valid.withUnsafeBufferPointer { valid in
+                    for r in rows {
+                        // The table keeps offsets.count == rowCount + 1 and valid.count == rowCount; rows is within.
+                        let present = valid[r]
+                        assert(present || optional, "null in REQUIRED column \(spec.name)")
+                        if optional {
+                            levels.append(present ? 1 : 0)
+                            if !present {
+                                stats.nullCount += 1
+                                endRow(zstd)
+                                continue
+                            }
+                        }
+                        let v = UnsafeRawBufferPointer(rebasing: bytes[Int(offs[r])..<Int(offs[r + 1])])
+                        if dictionaryMode {
+                            let (i, isNew) = dictionary.index(of: v)
+                            indices.append(i)
+                            // Every value is either a new entry or equal to an old one: stats need only the new.
+                            if isNew { stats.update(v) }
+                        } else {
+                            var len = UInt32(truncatingIfNeeded: v.count).littleEndian
+                            withUnsafeBytes(of: &len) { values.append(contentsOf: $0) }
+                            values.append(contentsOf: v)
+                            stats.update(v)
+                        }
+                        endRow(zstd)
+                    }
+                }
+            }
+        }
+    }
+
+    private func appendInts<T: FixedWidthInteger & BinaryIntegerOrBool & Sendable>(
+        _ col: PrimitiveColumn<T>, _ rows: Range<Int>, _ zstd: ZstdCompressor
+    ) {
+        col.values.withUnsafeBufferPointer { vals in
+            col.valid.withUnsafeBufferPointer { valid in
+                for r in rows {
+                    let present = valid[r]  // valid.count == values.count == rowCount
+                    assert(present || optional, "null in REQUIRED column \(spec.name)")
+                    if optional {
+                        levels.append(present ? 1 : 0)
+                        if !present {
+                            stats.nullCount += 1
+                            endRow(zstd)
+                            continue
+                        }
+                    }
+                    var le = vals[r].littleEndian
+                    withUnsafeBytes(of: &le) { values.append(contentsOf: $0) }
+                    stats.update(Int64(vals[r]))
+                    endRow(zstd)
+                }
+            }
+        }
+    }
+
+    private func appendBools(_ col: PrimitiveColumn<Bool>, _ rows: Range<Int>, _ zstd: ZstdCompressor) {
+        col.values.withUnsafeBufferPointer { vals in
+            col.valid.withUnsafeBufferPointer { valid in
+                for r in rows {
+                    let present = valid[r]  // valid.count == values.count == rowCount
+                    assert(present || optional, "null in REQUIRED column \(spec.name)")
+                    if optional {
+                        levels.append(present ? 1 : 0)
+                        if !present {
+                            stats.nullCount += 1
+                            endRow(zstd)
+                            continue
+                        }
+                    }
+                    // PLAIN booleans: bit-packed LSB first, no header.
+                    if boolBits & 7 == 0 { values.append(0) }
+                    if vals[r] { values[values.count - 1] |= UInt8(1) << UInt8(boolBits & 7) }
+                    boolBits += 1
+                    stats.update(vals[r] ? 1 : 0)
+                    endRow(zstd)
+                }
+            }
+        }
+    }
+
+    /// Counts a row into the page and closes the page when it is full or the dictionary just grew too big.
+    @inline(__always) private func endRow(_ zstd: ZstdCompressor) {
+        pageRows += 1
+        let overDictionary = dictionaryMode && dictionary.byteSize > dictionaryMaxBytes
+        if values.count + indices.count >= pageBytes || pageRows >= maxRowsPerPage || overDictionary {
+            finishPage(zstd)
+            if overDictionary { dictionaryMode = false }
+        }
+    }
+
+    // MARK: - Pages
+
+    /// Encodes, compresses and appends the open page to the chunk buffer.
+    private func finishPage(_ zstd: ZstdCompressor) {
+        guard pageRows > 0 else { return }
+        let isDictionaryPage = dictionaryMode
+        body.removeAll(keepingCapacity: true)
+        if optional {
+            // Data page v1: definition levels carry a u32 LE byte length.
+            body.append(contentsOf: [0, 0, 0, 0])
+            levels.withUnsafeBufferPointer { RLEHybrid.encode($0, bitWidth: 1, into: &body) }
+            let n = UInt32(body.count - 4)
+            for k in 0..<4 { body[k] = UInt8(truncatingIfNeeded: n >> (8 * UInt32(k))) }
+        }
+        if isDictionaryPage {
+            let width = RLEHybrid.bitWidth(forMax: UInt32(max(dictionary.count, 1) - 1))
+            body.append(UInt8(width))
+            indices.withUnsafeBufferPointer { RLEHybrid.encode($0, bitWidth: width, into: &body) }
+            dictionaryPages = true
+        } else {
+            body.append(contentsOf: values)
+            plainPages = true
+        }
+        do throws(SinkError) {
+            let n = try zstd.compress(body)
+            header.reset()
+            header.i32(1, Parquet.PageType.dataPage.rawValue)
+            header.i32(2, Int32(truncatingIfNeeded: body.count))
+            header.i32(3, Int32(truncatingIfNeeded: n))
+            header.structBegin(5)
+            header.i32(1, Int32(truncatingIfNeeded: pageRows))  // values including nulls
+            header.i32(2, (isDictionaryPage ? Parquet.Encoding.rleDictionary : .plain).rawValue)
+            header.i32(3, Parquet.Encoding.rle.rawValue)
+            header.i32(4, Parquet.Encoding.rle.rawValue)
+            header.structEnd()
+            header.stop()
+            chunk.append(contentsOf: header.bytes)
+            zstd.output.withUnsafeBytes { chunk.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            dataUncompressed += header.bytes.count + body.count
+            dataCompressed += header.bytes.count + n
+        } catch {
+            if pending == nil { pending = error }
+        }
+        levels.removeAll(keepingCapacity: true)
+        values.removeAll(keepingCapacity: true)
+        indices.removeAll(keepingCapacity: true)
+        boolBits = 0
+        pageRows = 0
+    }
+
+    // MARK: - Chunk
+
+    /// Writes the chunk of the current row group to `file` and resets for the next one.
+    func finishChunk(to file: OutputFile, zstd: ZstdCompressor) throws(SinkError) -> ColumnChunkMeta {
+        finishPage(zstd)
+        if let e = pending {
+            pending = nil
+            throw e
+        }
+        var uncompressed = dataUncompressed
+        var compressed = dataCompressed
+        var dictionaryOffset: Int64? = nil
+        if dictionaryPages {
+            dictionaryOffset = file.offset
+            let n = try zstd.compress(dictionary.plain)
+            header.reset()
+            header.i32(1, Parquet.PageType.dictionaryPage.rawValue)
+            header.i32(2, Int32(truncatingIfNeeded: dictionary.byteSize))
+            header.i32(3, Int32(truncatingIfNeeded: n))
+            header.structBegin(7)
+            header.i32(1, Int32(truncatingIfNeeded: dictionary.count))
+            header.i32(2, Parquet.Encoding.plain.rawValue)
+            header.structEnd()
+            header.stop()
+            try file.write(header.bytes)
+            try file.write(zstd.output, count: n)
+            uncompressed += header.bytes.count + dictionary.byteSize
+            compressed += header.bytes.count + n
+        }
+        let dataOffset = file.offset
+        try file.write(chunk)
+
+        var encodings: [Int32] = []
+        if plainPages || dictionaryPages { encodings.append(Parquet.Encoding.plain.rawValue) }
+        encodings.append(Parquet.Encoding.rle.rawValue)
+        if dictionaryPages { encodings.append(Parquet.Encoding.rleDictionary.rawValue) }
+        var minValue: [UInt8] = []
+        var maxValue: [UInt8] = []
+        let hasMin = stats.appendBound(min: true, type: type, into: &minValue)
+        let hasMax = stats.appendBound(min: false, type: type, into: &maxValue)
+        let meta = ColumnChunkMeta(
+            numValues: Int64(chunkRows), totalUncompressed: Int64(uncompressed), totalCompressed: Int64(compressed),
+            dataPageOffset: dataOffset, dictionaryPageOffset: dictionaryOffset, encodings: encodings,
+            nullCount: stats.nullCount, minValue: hasMin && hasMax ? minValue : nil,
+            maxValue: hasMin && hasMax ? maxValue : nil)
+
+        chunk.removeAll(keepingCapacity: true)
+        dictionary.reset()
+        stats.reset()
+        dataUncompressed = 0
+        dataCompressed = 0
+        plainPages = false
+        dictionaryPages = false
+        chunkRows = 0
+        dictionaryMode = wantsDictionary
+        return meta
+    }
+}
