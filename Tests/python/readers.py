@@ -69,8 +69,7 @@ def csv_duckdb(path, schema):
 
 
 def csv_polars(path, schema):
-    df = pl.read_csv(path, schema={n: (pl.String if k == "timestamp" else POLARS_TYPES[k]) for n, k, _ in schema},
-                     missing_utf8_is_empty_string=False)
+    df = pl.read_csv(path, schema={n: (pl.String if k == "timestamp" else POLARS_TYPES[k]) for n, k, _ in schema})
     df = df.with_columns([
         pl.col(n).str.to_datetime("%Y-%m-%dT%H:%M:%S%.3fZ", time_unit="ms", time_zone="UTC").alias(n)
         for n, k, _ in schema if k == "timestamp"])
