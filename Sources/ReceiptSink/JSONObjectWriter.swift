@@ -2,12 +2,12 @@
 ///
 /// Tracks "first member" per nesting level in a bit mask, so it never allocates (nesting deeper than 63 levels
 /// is not needed here and trips a precondition).
-struct JSONObjectWriter {
-    let pretty: Bool
+public struct JSONObjectWriter {
+    public let pretty: Bool
     private var depth = 0
     private var firstMask: UInt64 = 0
 
-    init(pretty: Bool) { self.pretty = pretty }
+    public init(pretty: Bool) { self.pretty = pretty }
 
     private mutating func open(_ c: UInt8, into out: inout [UInt8]) {
         out.append(c)
@@ -40,16 +40,16 @@ struct JSONObjectWriter {
         if pretty { newline(into: &out) }
     }
 
-    mutating func beginObject(into out: inout [UInt8]) { open(UInt8(ascii: "{"), into: &out) }
-    mutating func endObject(into out: inout [UInt8]) { close(UInt8(ascii: "}"), into: &out) }
-    mutating func beginArray(into out: inout [UInt8]) { open(UInt8(ascii: "["), into: &out) }
-    mutating func endArray(into out: inout [UInt8]) { close(UInt8(ascii: "]"), into: &out) }
+    public mutating func beginObject(into out: inout [UInt8]) { open(UInt8(ascii: "{"), into: &out) }
+    public mutating func endObject(into out: inout [UInt8]) { close(UInt8(ascii: "}"), into: &out) }
+    public mutating func beginArray(into out: inout [UInt8]) { open(UInt8(ascii: "["), into: &out) }
+    public mutating func endArray(into out: inout [UInt8]) { close(UInt8(ascii: "]"), into: &out) }
 
     /// Starts an array element (call before writing an element value).
-    mutating func element(into out: inout [UInt8]) { separator(into: &out) }
+    public mutating func element(into out: inout [UInt8]) { separator(into: &out) }
 
     /// Writes `"key":` (keys are static ASCII needing no escapes), optionally with a suffix such as `_ms`.
-    mutating func key(_ k: StaticString, suffix: StaticString = "", into out: inout [UInt8]) {
+    public mutating func key(_ k: StaticString, suffix: StaticString = "", into out: inout [UInt8]) {
         separator(into: &out)
         out.append(UInt8(ascii: "\""))
         k.withUTF8Buffer { out.append(contentsOf: $0) }

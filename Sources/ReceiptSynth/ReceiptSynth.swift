@@ -1,1 +1,0 @@
-// Synthetic receipts and the test CA.
