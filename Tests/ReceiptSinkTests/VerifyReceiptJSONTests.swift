@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptDER
 import ReceiptModel
 import ReceiptTestSupport
 import Testing
@@ -50,8 +51,24 @@ import Testing
     static var responseAvailable: Bool { FileManager.default.fileExists(atPath: responseURL.path) }
 
     @Test(.enabled(if: responseAvailable, "../shared/fixtures/verifyreceipt is absent"))
-    func matchesApplesResponseKeyByKey() throws {
-        let ours = Self.render(Self.whitepaek(), record: nil)
+    func handBuiltReceiptMatchesApplesResponseKeyByKey() throws {
+        try Self.expectMatchesResponse(Self.render(Self.whitepaek(), record: nil))
+    }
+
+    @Test(.enabled(if: responseAvailable, "../shared/fixtures/verifyreceipt is absent"))
+    func decodedReceiptMatchesApplesResponseKeyByKey() throws {
+        let der = try Fixtures.bytes(Fixtures.verifyReceiptDir.appendingPathComponent("whitepaek_consumable.der"))
+        let parser = ReceiptParser()
+        let receipt = try der.withUnsafeBytes { p in
+            try parser.parse(p)
+            return parser.materialize(p)
+        }
+        try Self.expectMatchesResponse(Self.render(receipt, record: nil))
+    }
+
+    /// Compares a rendering with Apple's response: same status, environment, receipt values and key order
+    /// (`request_date*` is server-only and left out).
+    static func expectMatchesResponse(_ ours: String) throws {
         let apple = try String(contentsOf: Self.responseURL, encoding: .utf8)
         let o = try #require(try JSONSerialization.jsonObject(with: Data(ours.utf8)) as? [String: Any])
         let a = try #require(try JSONSerialization.jsonObject(with: Data(apple.utf8)) as? [String: Any])
