@@ -62,6 +62,7 @@ struct BenchReport {
                 "mb_per_second": Double(best.decompressedBytes) / 1e6 / best.wallSeconds,
                 "compressed_mb_per_second": Double(best.compressedBytes) / 1e6 / best.wallSeconds,
                 "cpu_seconds": best.cpuSeconds, "cpu_us_per_receipt": best.cpuMicrosPerReceipt,
+                "writer_cpu_us_per_receipt": best.writerCPUSeconds * 1e6 / Double(max(best.records, 1)),
                 "allocations": best.allocations, "allocations_per_receipt": e2ePerRecord,
                 "peak_rss_mb": e2e.map(\.peakRSSMB).max()!, "output_bytes": best.outputBytes,
                 "chain_cache_hits": best.cacheHits, "chain_cache_misses": best.cacheMisses,
@@ -119,9 +120,13 @@ struct BenchReport {
         for s in stages.stages where s.name != "worker" {
             let indent = s.name == "read" || s.name == "keys" ? "  " : ""
             row(
-                indent + s.label, s.itemsPerCPUSecond, s.megabytesPerCPUSecond, s.cpuMicrosPerItem,
-                s.name == "write" ? Double(s.allocations) / Double(max(stages.transactions, 1)) : s.allocationsPerItem,
-                s.name == "write" ? "allocs per transaction row" : "")
+                indent + s.label, s.itemsPerCPUSecond, s.name == "write" ? nil : s.megabytesPerCPUSecond,
+                s.cpuMicrosPerItem, s.allocationsPerItem,
+                s.name == "write"
+                    ? String(
+                        format: "%.4f allocs per transaction row",
+                        Double(s.allocations) / Double(max(stages.transactions, 1)))
+                    : "")
         }
         if let w = stages.stage("worker") {
             row(w.label, w.itemsPerCPUSecond, w.megabytesPerCPUSecond, w.cpuMicrosPerItem, w.allocationsPerItem)

@@ -245,7 +245,7 @@ final class StagePass {
             t.transactions += out.transactions.rowCount
             try c.write.time {
                 try sink.write(out)
-                return (out.transactions.rowCount, 0)
+                return (batch.records.count, 0)
             }
         }
         // verify = (parse + verify) - parse, over the same receipts.
