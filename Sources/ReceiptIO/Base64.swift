@@ -1,4 +1,4 @@
-import CBase64SIMD
+import CSIMD
 import ReceiptModel
 
 /// Standard base64 (RFC 4648 section 4 alphabet) decoding into caller-owned memory, with no allocation.

@@ -1,8 +1,9 @@
-// AVX2 base64 decoding of clean 32-character blocks: classify every byte with two nibble lookups, map it to its
-// sextet with a third, then pack four sextets into three bytes with multiply-adds and shuffles. Tables are
-// derived in the comments below; the scalar Swift decoder handles everything else (whitespace, padding,
-// errors, the tail), so this never decides whether input is valid.
-#include "CBase64SIMD.h"
+// AVX2 kernels for the two byte-heavy loops of the input stage, chosen at run time (nothing without AVX2).
+// Base64: classify every byte of a 32-character block with two nibble lookups, map it to its sextet with a
+// third, then pack four sextets into three bytes with multiply-adds and shuffles (tables derived in the comments
+// below). JSON: find the first quote, backslash or control byte of a string. The Swift callers keep every
+// decision about validity (whitespace, padding, escapes, errors, tails); these only go faster over plain runs.
+#include "CSIMD.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -51,11 +52,37 @@ __attribute__((target("avx2"))) static size_t decode_avx2(const uint8_t *src, si
     return i;
 }
 
+__attribute__((target("avx2"))) static size_t plain_run_avx2(const uint8_t *p, size_t n) {
+    const __m256i quote = _mm256_set1_epi8('"');
+    const __m256i backslash = _mm256_set1_epi8('\\');
+    const __m256i below = _mm256_set1_epi8(0x1f);
+    size_t i = 0;
+    while (i + 32 <= n) {
+        __m256i in = _mm256_loadu_si256((const __m256i *)(p + i));
+        // x <= 0x1f exactly when max(x, 0x1f) == 0x1f (unsigned).
+        __m256i special = _mm256_or_si256(
+            _mm256_or_si256(_mm256_cmpeq_epi8(in, quote), _mm256_cmpeq_epi8(in, backslash)),
+            _mm256_cmpeq_epi8(_mm256_max_epu8(in, below), below));
+        unsigned mask = (unsigned)_mm256_movemask_epi8(special);
+        if (mask != 0) return i + (size_t)__builtin_ctz(mask);
+        i += 32;
+    }
+    return i;
+}
+
+size_t rf_json_plain_run(const uint8_t *p, size_t n) {
+    return __builtin_cpu_supports("avx2") ? plain_run_avx2(p, n) : 0;
+}
+
 size_t rf_base64_decode_blocks(const uint8_t *src, size_t n, uint8_t *dst, size_t keep) {
     // Reads the CPU features the runtime filled in at load time: no state of our own, so no race.
     return __builtin_cpu_supports("avx2") ? decode_avx2(src, n, dst, keep) : 0;
 }
 #else
+size_t rf_json_plain_run(const uint8_t *p, size_t n) {
+    (void)p; (void)n;
+    return 0;
+}
 size_t rf_base64_decode_blocks(const uint8_t *src, size_t n, uint8_t *dst, size_t keep) {
     (void)src; (void)n; (void)dst; (void)keep;
     return 0;
