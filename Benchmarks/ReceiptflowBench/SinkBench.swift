@@ -69,7 +69,8 @@ func makeSinkBenchBatch(receipts: Int, purchasesPerReceipt: Int, seed: UInt64) -
             let bought = created - Int64(next() % 100_000_000_000)
             batch.transactions.int64s[TransactionsColumns.purchaseDate].append(bought)
             batch.transactions.int64s[TransactionsColumns.originalPurchaseDate].append(bought)
-            batch.transactions.int64s[TransactionsColumns.expiresDate].append(next() % 2 == 0 ? bought + 2_592_000_000 : nil)
+            batch.transactions.int64s[TransactionsColumns.expiresDate].append(
+                next() % 2 == 0 ? bought + 2_592_000_000 : nil)
             batch.transactions.int64s[TransactionsColumns.cancellationDate].append(nil)
             batch.transactions.int64s[TransactionsColumns.webOrderLineItemID].append(Int64(next() % 1_000_000_000_000))
             batch.transactions.bools[TransactionsColumns.isTrialPeriod].append(next() % 5 == 0)

@@ -43,7 +43,9 @@ public enum CSVEncoder {
                         CivilTime.appendISO8601(epochMillis: table.int64s[slot].values[r], into: &out)
                     }
                 case .int32:
-                    if table.int32s[slot].valid[r] { DecimalText.append(Int64(table.int32s[slot].values[r]), into: &out) }
+                    if table.int32s[slot].valid[r] {
+                        DecimalText.append(Int64(table.int32s[slot].values[r]), into: &out)
+                    }
                 case .bool:
                     if table.bools[slot].valid[r] {
                         out.append(contentsOf: table.bools[slot].values[r] ? trueBytes : falseBytes)
