@@ -1,7 +1,7 @@
 import CMallocCount
 import Foundation
 
-// receiptflow-bench MODE: `parse` (DER parse stage on the real fixtures).
+// receiptflow-bench MODE: `parse` (DER parse stage on the real fixtures), `verify` (warm-cache verify vs raw RSA).
 let mode = CommandLine.arguments.dropFirst().first ?? "parse"
 
 // The malloc shim must see Swift's allocations, or every "0 allocations" below would be meaningless.
@@ -19,11 +19,17 @@ case "parse":
         print("parse: no fixtures found (../shared/fixtures/real); set RECEIPTFLOW_SHARED")
         exit(1)
     }
-    let r = runParseBench(corpus, iterations: 2000)
+    let iterations = Int(ProcessInfo.processInfo.environment["BENCH_ITERATIONS"] ?? "") ?? 2000
+    let r = runParseBench(corpus, iterations: iterations)
     print(
         String(
             format: "parse: %d receipts, %.2f µs/receipt, %.4f heap allocations/receipt, %d failures",
             r.receipts, r.microsPerReceipt, r.allocationsPerReceipt, r.failures))
+case "verify":
+    let iterations = Int(ProcessInfo.processInfo.environment["BENCH_ITERATIONS"] ?? "") ?? 5000
+    let r = runVerifyBench(iterations: iterations)
+    guard !r.isEmpty else { exit(1) }
+    for key in r.keys.sorted() { print(String(format: "verify: %@ = %.4f", key, r[key]!)) }
 default:
     print("receiptflow-bench: unknown mode \(mode)")
     exit(2)

@@ -85,21 +85,21 @@ public struct VerifyOutcome: Sendable {
                 guard let entry, let w = entry.windows.first(where: { time > $0.notAfter }) else {
                     return "a certificate of the chain had expired at the receipt creation date"
                 }
-                return "certificate \(w.subject) expired at \(TimeText.iso(w.notAfter)), before the receipt "
-                    + "creation date \(TimeText.iso(time))"
+                return "certificate \(w.subject) expired at \(UTCText.iso(w.notAfter)), before the receipt "
+                    + "creation date \(UTCText.iso(time))"
             case .notYetValid:
                 guard let entry, let w = entry.windows.first(where: { time < $0.notBefore }) else {
                     return "a certificate of the chain was not yet valid at the receipt creation date"
                 }
-                return "certificate \(w.subject) is valid only from \(TimeText.iso(w.notBefore)), after the "
-                    + "receipt creation date \(TimeText.iso(time))"
+                return "certificate \(w.subject) is valid only from \(UTCText.iso(w.notBefore)), after the "
+                    + "receipt creation date \(UTCText.iso(time))"
             }
         }
     }
 }
 
 /// UTC rendering of epoch milliseconds for messages (no Foundation).
-enum TimeText {
+enum UTCText {
     static func iso(_ ms: Int64) -> String {
         let secs = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
         var days = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400
