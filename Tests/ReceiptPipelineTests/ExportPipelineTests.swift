@@ -291,6 +291,19 @@ private func string(_ v: Any?) -> String? { v as? String }
         #expect(sink.aborted && !sink.finished && sink.batches.isEmpty)
     }
 
+    @Test func failsTheRunOnATruncatedZstdInput() throws {
+        let data = try Data(contentsOf: corpus.zst)
+        let cut = corpus.dir.appendingPathComponent("cut.ndjson.zst")
+        try data.prefix(data.count * 2 / 3).write(to: cut)
+        let (outcome, sink) = try runToMemory([cut.path])
+        guard case .failed(let message, _) = outcome else {
+            Issue.record("expected a failure, got \(outcome)")
+            return
+        }
+        #expect(message.contains(cut.path) && message.contains("truncated"))
+        #expect(sink.aborted && !sink.finished)
+    }
+
     @Test func abortsTheSinkWhenAWriteFails() throws {
         var config = PipelineConfig()
         config.inputs = [corpus.ndjson.path]
