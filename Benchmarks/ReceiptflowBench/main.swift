@@ -1,5 +1,6 @@
 import CMallocCount
 import Foundation
+import ReceiptSink
 
 // receiptflow-bench MODE: `parse` (DER parse stage on the real fixtures), `verify` (warm-cache verify vs raw RSA).
 let mode = CommandLine.arguments.dropFirst().first ?? "parse"
@@ -30,6 +31,19 @@ case "verify":
     let r = runVerifyBench(iterations: iterations)
     guard !r.isEmpty else { exit(1) }
     for key in r.keys.sorted() { print(String(format: "verify: %@ = %.4f", key, r[key]!)) }
+case "sinks":
+    // Writer cost per row, counted after warm-up: allocations include finish() (footer, final row group).
+    let batches = Int(ProcessInfo.processInfo.environment["BENCH_ITERATIONS"] ?? "") ?? 100
+    for format in [OutputFormat.parquet, .csv] {
+        guard let r = runSinkBench(format: format, batches: batches) else { exit(1) }
+        let rows = Double(r.receiptRows + r.transactionRows)
+        print(
+            String(
+                format: "sinks %@: %d receipt + %d transaction rows, %.4f allocations/transaction row, %.3f µs/row, %@",
+                r.format.rawValue, r.receiptRows, r.transactionRows,
+                Double(r.allocations) / Double(max(1, r.transactionRows)), r.seconds * 1e6 / rows,
+                r.bytes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value) B" }.joined(separator: ", ")))
+    }
 default:
     print("receiptflow-bench: unknown mode \(mode)")
     exit(2)

@@ -84,7 +84,10 @@ public final class ExportPipeline: @unchecked Sendable {
         let sizes = readers.map(\.knownSize)
         live.withLock { $0.inputSize = sizes.contains { $0 == nil } ? nil : sizes.reduce(0) { $0 + $1! } }
 
-        let slots = DispatchSemaphore(value: config.effectiveInFlight)
+        // Created at 0 and raised: libdispatch traps when a semaphore is freed below its initial value, which a
+        // failed or cancelled run (slots still taken) would otherwise do.
+        let slots = DispatchSemaphore(value: 0)
+        for _ in 0..<config.effectiveInFlight { slots.signal() }
         let batches = Pool { [config] in
             RecordBatch(capacity: config.reader.batchCapacity, maxRecords: config.reader.maxRecordsPerBatch)
         }
