@@ -244,6 +244,16 @@ public final class NDJSONScanner {
         var i = q + 1
         var escaped = false
         while i < n {
+            // Fast path, 8 bytes at a time: skip words holding no quote, backslash or control character (the
+            // whole of a base64 receipt). In range: i + 8 <= n.
+            if let base = p.baseAddress {
+                while i + 8 <= n {
+                    let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                    if Self.hasSpecialByte(w) { break }
+                    i += 8
+                }
+                if i >= n { break }
+            }
             let b = p[i]
             if b == 0x22 { return (i + 1, escaped) }
             if b < 0x20 { return nil }  // raw control characters are not allowed in JSON strings
@@ -266,6 +276,20 @@ public final class NDJSONScanner {
             i += 1
         }
         return nil
+    }
+
+    /// True when a byte of `w` is `"` (0x22), `\\` (0x5C) or below 0x20, by the classic "has zero byte"
+    /// bit trick: `(x - 0x01..) & ~x & 0x80..` is non-zero exactly when some byte of `x` is zero.
+    @inline(__always) static func hasSpecialByte(_ w: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let quote = w ^ (ones &* 0x22)
+        let backslash = w ^ (ones &* 0x5C)
+        // Bytes below 0x20: subtracting 0x20 borrows into the high bit (for bytes without the high bit set).
+        let control = (w &- ones &* 0x20) & ~w
+        let zeroQuote = (quote &- ones) & ~quote
+        let zeroBackslash = (backslash &- ones) & ~backslash
+        return (zeroQuote | zeroBackslash | control) & highs != 0
     }
 
     static func literal(_ p: UnsafeRawBufferPointer, _ i: Int, _ word: StaticString) -> Bool {
