@@ -244,8 +244,8 @@ public final class NDJSONScanner {
         var i = q + 1
         var escaped = false
         while i < n {
-            // Fast path, 8 bytes at a time: skip words holding no quote, backslash or control character (the
-            // whole of a base64 receipt). In range: i + 8 <= n.
+            // Fast path, 8 bytes at a time: skip words holding no quote, backslash, control character or non-ASCII
+            // byte (the whole of a base64 receipt). In range: i + 8 <= n.
             if let base = p.baseAddress {
                 while i + 8 <= n {
                     let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
@@ -257,6 +257,13 @@ public final class NDJSONScanner {
             let b = p[i]
             if b == 0x22 { return (i + 1, escaped) }
             if b < 0x20 { return nil }  // raw control characters are not allowed in JSON strings
+            if b >= 0x80 {
+                // JSON text is UTF-8 (RFC 8259 section 8.1): a line that is not is invalid JSON, and its bytes never
+                // reach a string column (record_id) that readers require to be UTF-8.
+                guard let len = Self.utf8Sequence(p, i) else { return nil }
+                i += len
+                continue
+            }
             if b == 0x5C {
                 escaped = true
                 guard i + 1 < n else { return nil }
@@ -278,8 +285,9 @@ public final class NDJSONScanner {
         return nil
     }
 
-    /// True when a byte of `w` is `"` (0x22), `\\` (0x5C) or below 0x20, by the classic "has zero byte"
-    /// bit trick: `(x - 0x01..) & ~x & 0x80..` is non-zero exactly when some byte of `x` is zero.
+    /// True when a byte of `w` is `"` (0x22), `\\` (0x5C), below 0x20 or above 0x7F (UTF-8 to validate), by the
+    /// classic "has zero byte" bit trick: `(x - 0x01..) & ~x & 0x80..` is non-zero exactly when some byte of `x`
+    /// is zero.
     @inline(__always) static func hasSpecialByte(_ w: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
@@ -289,7 +297,28 @@ public final class NDJSONScanner {
         let control = (w &- ones &* 0x20) & ~w
         let zeroQuote = (quote &- ones) & ~quote
         let zeroBackslash = (backslash &- ones) & ~backslash
-        return (zeroQuote | zeroBackslash | control) & highs != 0
+        return (zeroQuote | zeroBackslash | control | w) & highs != 0
+    }
+
+    /// The length of the well-formed UTF-8 sequence starting at `i` (Unicode table 3-7: no overlong forms, no
+    /// surrogates, nothing past U+10FFFF), or nil.
+    static func utf8Sequence(_ p: UnsafeRawBufferPointer, _ i: Int) -> Int? {
+        let len: Int
+        var lo: UInt8 = 0x80
+        var hi: UInt8 = 0xBF
+        switch p[i] {
+        case 0xC2...0xDF: len = 2
+        case 0xE0: (len, lo) = (3, 0xA0)
+        case 0xE1...0xEC, 0xEE...0xEF: len = 3
+        case 0xED: (len, hi) = (3, 0x9F)
+        case 0xF0: (len, lo) = (4, 0x90)
+        case 0xF1...0xF3: len = 4
+        case 0xF4: (len, hi) = (4, 0x8F)
+        default: return nil
+        }
+        guard i + len <= p.count, p[i + 1] >= lo, p[i + 1] <= hi else { return nil }
+        for k in 2..<len where p[i + k] & 0xC0 != 0x80 { return nil }
+        return len
     }
 
     static func literal(_ p: UnsafeRawBufferPointer, _ i: Int, _ word: StaticString) -> Bool {
