@@ -14,7 +14,9 @@ struct FuzzCorpusReplayTests {
         for kind in ["corpus", "regressions"] {
             let dir = Fixtures.packageRoot.appendingPathComponent("Fuzz/\(kind)/\(target)")
             let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
-            urls += names.filter { !$0.hasPrefix(".") && $0 != "README.md" }.sorted().map { dir.appendingPathComponent($0) }
+            urls += names.filter { !$0.hasPrefix(".") && $0 != "README.md" }.sorted().map {
+                dir.appendingPathComponent($0)
+            }
         }
         return urls
     }

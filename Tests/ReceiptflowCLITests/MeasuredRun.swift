@@ -7,14 +7,18 @@ import ReceiptTestSupport
     import Darwin
 #endif
 
-/// One run of the `receiptflow` binary with the resources it used, read from `wait4` for that child alone
-/// (`getrusage(RUSAGE_CHILDREN)` would mix in every other child the parallel tests spawn).
+/// One run of the `receiptflow` binary with the peak memory it used.
+///
+/// The peak RSS comes from GNU time (`/usr/bin/time -f %M`), which forks the tool from its own small process.
+/// Neither `getrusage(RUSAGE_CHILDREN)` (it mixes in every child the parallel tests spawn) nor `wait4` on a child
+/// spawned from here works: Linux carries the spawning process's high-water mark into the child's `ru_maxrss`
+/// across `exec`, so every child would report at least the test process's own peak.
 struct MeasuredRun {
     var status: Int32
     var stdout: Data
     var stderr: String
-    /// Peak resident set size of the child, in bytes.
-    var maxRSS: Int
+    /// Peak resident set size of the tool, in bytes; nil when /usr/bin/time is not installed.
+    var maxRSS: Int?
     /// User plus system CPU time of the child, in seconds.
     var cpuSeconds: Double
     var wallSeconds: Double
@@ -27,6 +31,10 @@ struct MeasuredRun {
         let outPath = dir.appendingPathComponent("stdout").path
         let errPath = dir.appendingPathComponent("stderr").path
         let tool = Fixtures.executable.path
+        let timePath = "/usr/bin/time"
+        let measured = FileManager.default.isExecutableFile(atPath: timePath)
+        let rssPath = dir.appendingPathComponent("rss").path
+        let command = measured ? [timePath, "-f", "%M", "-o", rssPath, tool] + args : [tool] + args
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -35,11 +43,11 @@ struct MeasuredRun {
         posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
 
-        let argv = ([tool] + args).map { strdup($0) } + [nil]
+        let argv = command.map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
         let start = DispatchTime.now()
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, tool, &actions, nil, argv, environ)
+        let rc = posix_spawn(&pid, command[0], &actions, nil, argv, environ)
         guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EINVAL) }
         var wstatus: Int32 = 0
         var usage = rusage()
@@ -50,10 +58,14 @@ struct MeasuredRun {
         // WIFEXITED / WEXITSTATUS, spelled out (the macros are not imported): a signal shows as 128 + number.
         let status = wstatus & 0x7F == 0 ? (wstatus >> 8) & 0xFF : 128 + (wstatus & 0x7F)
         func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+        // GNU time writes the kilobytes on the last line of its output file (after a note when the tool failed).
+        let rssText = measured ? (try? String(contentsOfFile: rssPath, encoding: .utf8)) ?? "" : ""
+        let kilobytes = rssText.split(separator: "\n").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         return MeasuredRun(
             status: status, stdout: try Data(contentsOf: URL(fileURLWithPath: outPath)),
             stderr: String(decoding: try Data(contentsOf: URL(fileURLWithPath: errPath)), as: UTF8.self),
-            maxRSS: Int(usage.ru_maxrss) * 1024,  // kilobytes on Linux
+            maxRSS: kilobytes.map { $0 * 1024 },
+            // CPU time is not inflated the way ru_maxrss is; it covers GNU time too, which is negligible.
             cpuSeconds: seconds(usage.ru_utime) + seconds(usage.ru_stime), wallSeconds: wall)
     }
 }

@@ -78,7 +78,8 @@ struct ResourceLimitTests {
     @Test func jsonDeeperThanTheScannerLimitIsInvalidJSON() {
         func scan(_ depth: Int) -> NDJSONRecord {
             // `depth` containers in all: the object plus depth - 1 arrays.
-            let line = #"{"receipt-data":"AAAA","x":"# + String(repeating: "[", count: depth - 1)
+            let line =
+                #"{"receipt-data":"AAAA","x":"# + String(repeating: "[", count: depth - 1)
                 + String(repeating: "]", count: depth - 1) + "}"
             return Array(line.utf8).withUnsafeBytes { NDJSONScanner(maxDepth: 64).scan($0) }
         }
