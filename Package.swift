@@ -46,7 +46,11 @@ let package = Package(
         .testTarget(name: "ReceiptIOTests", dependencies: ["ReceiptTestSupport", "ReceiptIO", "ReceiptModel"]),
         .testTarget(name: "ReceiptSinkTests", dependencies: ["ReceiptTestSupport", "ReceiptSink", "ReceiptModel", "ReceiptDER"]),
         .testTarget(name: "ReceiptPipelineTests", dependencies: ["ReceiptTestSupport", "ReceiptPipeline", "ReceiptSynth", "ReceiptModel", "ReceiptIO", "ReceiptSink"]),
-        .testTarget(name: "ReceiptflowCLITests", dependencies: ["ReceiptTestSupport", "receiptflow"]),
+        .testTarget(
+            name: "ReceiptflowCLITests",
+            // The hardening tests also build hostile receipts (ReceiptSynth) and drive the parsers directly.
+            dependencies: ["ReceiptTestSupport", "receiptflow", "ReceiptSynth", "ReceiptDER", "ReceiptIO", "ReceiptModel"]
+        ),
         .testTarget(name: "ReceiptSynthTests", dependencies: ["ReceiptTestSupport", "ReceiptSynth", "ReceiptDER", "ReceiptModel"]),
     ]
 )
