@@ -169,7 +169,9 @@ public final class RecordReader {
             batch.blankLines += 1
             return
         }
-        if format == nil { format = buf.load(fromByteOffset: i, as: UInt8.self) == UInt8(ascii: "{") ? .ndjson : .base64 }
+        if format == nil {
+            format = buf.load(fromByteOffset: i, as: UInt8.self) == UInt8(ascii: "{") ? .ndjson : .base64
+        }
         batch.records.append(RecordSpan(offset: start, length: e - start, line: line))
     }
 

@@ -1,7 +1,89 @@
 import Foundation
+import ReceiptSynth
 
-/// `receiptflow generate`: not yet wired.
+let generateUsage = """
+    usage: receiptflow generate --count N --out FILE [--seed S] [--digest sha1|sha256|mixed] [--bad-fraction F]
+                                [--ca-dir DIR] [--truth FILE] [--quiet]
+
+    Writes N synthetic receipts signed by a test CA as NDJSON (`{"id":...,"receipt-data":"<base64>"}` per line),
+    zstd-compressed when FILE ends in .zst, plus a ground-truth file beside it (FILE.truth.ndjson, see
+    data/README.md). The same seed gives byte-identical files.
+
+      --seed S            run seed, a whole number (default 1)
+      --digest D          sha1, sha256, or mixed as Apple moved from one to the other (default mixed)
+      --bad-fraction F    share of bad records of every kind, 0...1 (default 0.05)
+      --ca-dir DIR        where the test CA's PEM files are kept; created if missing, reused if present
+                          (default ~/.cache/receiptflow/test-ca). Pass DIR/root.pem to --trust-anchor.
+      --truth FILE        where to write the ground truth (default: beside the output)
+      --quiet             no progress or summary on standard error
+    """
+
+/// `receiptflow generate`: synthetic receipts for tests, demos and benchmarks.
 func runGenerate(_ args: [String]) -> Int32 {
-    printError("receiptflow generate: not implemented yet")
-    return 1
+    do {
+        let a = try Arguments(
+            args, flags: ["--quiet", "--help", "-h"],
+            valued: ["--count", "--out", "--seed", "--digest", "--bad-fraction", "--ca-dir", "--truth"])
+        if a.has("--help") || a.has("-h") {
+            print(generateUsage)
+            return 0
+        }
+        guard a.positionals.isEmpty else { throw UsageError(message: "unexpected argument '\(a.positionals[0])'") }
+        guard let count = try a.int("--count"), count >= 0 else {
+            throw UsageError(message: "--count N is required (a whole number of receipts, 0 or more)")
+        }
+        guard let out = a.value("--out") else { throw UsageError(message: "--out FILE is required") }
+        var seed: UInt64 = 1
+        if let s = a.value("--seed") {
+            guard let v = UInt64(s) else { throw UsageError(message: "--seed takes a whole number, got '\(s)'") }
+            seed = v
+        }
+        var digest = DigestChoice.mixed
+        if let d = a.value("--digest") {
+            guard let v = DigestChoice(rawValue: d) else {
+                throw UsageError(message: "--digest takes sha1, sha256 or mixed, got '\(d)'")
+            }
+            digest = v
+        }
+        var badFraction = 0.05
+        if let f = a.value("--bad-fraction") {
+            guard let v = Double(f), v >= 0, v <= 1 else {
+                throw UsageError(message: "--bad-fraction takes a number from 0 to 1, got '\(f)'")
+            }
+            badFraction = v
+        }
+        let caDir =
+            a.value("--ca-dir").map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/receiptflow/test-ca")
+        let quiet = a.has("--quiet")
+
+        let pki: TestPKI
+        do { pki = try TestPKI.load(directory: caDir) } catch {
+            printError("receiptflow generate: cannot prepare the test CA in \(caDir.path): \(error)")
+            return 1
+        }
+        let outURL = URL(fileURLWithPath: out)
+        let truthURL = a.value("--truth").map { URL(fileURLWithPath: $0) } ?? Generator.truthURL(for: outURL)
+        let factory = RecordFactory(pki: pki, seed: seed, digest: digest, badFraction: badFraction)
+        let isTTY = isatty(2) == 1
+        let stats = try Generator.run(factory: factory, count: count, out: outURL, truth: truthURL) { done in
+            if !quiet && isTTY { FileHandle.standardError.write(Data("\r\(done)/\(count) receipts".utf8)) }
+        }
+        if !quiet {
+            if isTTY { FileHandle.standardError.write(Data("\r".utf8)) }
+            let bad = stats.records - stats.kinds[.valid, default: 0]
+            printError(
+                "wrote \(stats.records) receipts (\(bad) bad) in \(stats.lines) lines to \(outURL.path) "
+                    + "and the truth to \(truthURL.path)")
+            printError("trust anchor: \(caDir.appendingPathComponent("root.pem").path)")
+            printError(String(format: "%.2f s, %.0f receipts/s", stats.seconds, stats.receiptsPerSecond))
+        }
+        return 0
+    } catch let e as UsageError {
+        printError("receiptflow generate: \(e.message)\n\n\(generateUsage)")
+        return 2
+    } catch {
+        printError("receiptflow generate: \(error)")
+        return 1
+    }
 }

@@ -38,14 +38,18 @@ private func decode(_ s: String) -> Result<[UInt8], ReceiptError> {
 
     @Test func ignoresWhitespaceAnywhereIncludingLineWrapping() throws {
         let data = (0..<300).map { UInt8($0 & 0xFF) }
-        let wrapped = Data(data).base64EncodedString(options: [.lineLength64Characters, .endLineWithCarriageReturn,
-            .endLineWithLineFeed])
+        let wrapped = Data(data).base64EncodedString(options: [
+            .lineLength64Characters, .endLineWithCarriageReturn,
+            .endLineWithLineFeed,
+        ])
         #expect(try decode(wrapped).get() == data)
         #expect(try decode(" Q U\tJ\nD \r").get() == [0x41, 0x42, 0x43])
         #expect(try decode("QQ = =").get() == [0x41])
     }
 
-    @Test(arguments: ["Q", "QUJDR", "Q===", "QQ=", "QUI==", "=QQ", "QQ==QQ", "QUJD=", "QU-D", "QU_D", "QU%D", "QUJ\u{e9}"])
+    @Test(arguments: [
+        "Q", "QUJDR", "Q===", "QQ=", "QUI==", "=QQ", "QQ==QQ", "QUJD=", "QU-D", "QU_D", "QU%D", "QUJ\u{e9}",
+    ])
     func rejectsMalformedText(text: String) {
         guard case .failure(let e) = decode(text) else {
             Issue.record("accepted \(text)")

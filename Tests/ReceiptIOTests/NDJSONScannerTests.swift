@@ -43,14 +43,16 @@ private func scan(_ line: String, field: String? = nil, idField: String? = "id")
     }
 
     @Test func acceptsKeysInAnyOrderAndWhitespaceEverywhere() {
-        let (r, receipt, id) = scan(" \t{ \"other\" : [1, 2, {\"x\": null}] ,\r\n \"receipt_data\" :\t\"QUJD\" , \"id\": 42 } ")
+        let (r, receipt, id) = scan(
+            " \t{ \"other\" : [1, 2, {\"x\": null}] ,\r\n \"receipt_data\" :\t\"QUJD\" , \"id\": 42 } ")
         #expect(r.error == nil)
         #expect(receipt == "QUJD")
         #expect(id == "42")
     }
 
     @Test func ignoresTheSameKeyInsideANestedObjectOrArray() {
-        let (r, receipt, id) = scan(#"{"meta":{"receipt":"NESTED","id":"inner"},"list":[{"receipt":"X"}],"receipt":"TOP","id":"outer"}"#)
+        let (r, receipt, id) = scan(
+            #"{"meta":{"receipt":"NESTED","id":"inner"},"list":[{"receipt":"X"}],"receipt":"TOP","id":"outer"}"#)
         #expect(r.error == nil)
         #expect(receipt == "TOP")
         #expect(id == "outer")
@@ -85,7 +87,10 @@ private func scan(_ line: String, field: String? = nil, idField: String? = "id")
     }
 
     @Test func reportsMissingNullAndNonStringReceiptsAsMissingField() {
-        for line in [#"{"id":"a"}"#, #"{"receipt":null}"#, #"{"receipt":5}"#, #"{"receipt":{"a":"b"}}"#, #"{"receipt":["x"]}"#, #"{"receipt":true}"#, "{}"] {
+        for line in [
+            #"{"id":"a"}"#, #"{"receipt":null}"#, #"{"receipt":5}"#, #"{"receipt":{"a":"b"}}"#, #"{"receipt":["x"]}"#,
+            #"{"receipt":true}"#, "{}",
+        ] {
             let (r, _, _) = scan(line)
             #expect(r.error == .missingField, "\(line)")
         }
@@ -99,7 +104,8 @@ private func scan(_ line: String, field: String? = nil, idField: String? = "id")
 
     @Test(arguments: [
         "", "   ", "MIAGCSqGSIb3", "[]", "[{\"receipt\":\"A\"}]", "\"receipt\"", "{", "{\"receipt\":\"A\"",
-        "{\"receipt\":\"A\",}", "{\"receipt\":\"A\"} x", "{\"receipt\":\"A\"}{}", "{\"receipt\" \"A\"}", "{receipt:\"A\"}",
+        "{\"receipt\":\"A\",}", "{\"receipt\":\"A\"} x", "{\"receipt\":\"A\"}{}", "{\"receipt\" \"A\"}",
+        "{receipt:\"A\"}",
         "{\"receipt\":\"A\\q\"}", "{\"receipt\":\"A\\u12G4\"}", "{\"receipt\":\"A\tB\"}", "{\"a\":01}", "{\"a\":1.}",
         "{\"a\":-}", "{\"a\":tru}", "{\"a\":nul}", "{\"a\":[1,]}", "{\"a\":[1 2]}", "{\"a\":{\"b\":1]}", "{\"a\":[}",
         "{\"a\":1,,\"receipt\":\"A\"}", "{\"receipt\":'A'}",
@@ -111,7 +117,8 @@ private func scan(_ line: String, field: String? = nil, idField: String? = "id")
     }
 
     @Test func acceptsEveryValueKindOfTheJSONGrammar() {
-        let line = #"{"a":[true,false,null,-0,1.5e-3,2E+10,"s\\\"\b\f\r\t\u00e9\ud83d\ude00"],"b":{},"c":[],"receipt":"QQ=="}"#
+        let line =
+            #"{"a":[true,false,null,-0,1.5e-3,2E+10,"s\\\"\b\f\r\t\u00e9\ud83d\ude00"],"b":{},"c":[],"receipt":"QQ=="}"#
         let (r, receipt, _) = scan(line)
         #expect(r.error == nil)
         #expect(receipt == "QQ==")
@@ -120,7 +127,8 @@ private func scan(_ line: String, field: String? = nil, idField: String? = "id")
     @Test func limitsNestingDepthWithoutRecursion() {
         let deep = "{\"a\":" + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + "}"
         #expect(scan(deep).0.error == .invalidJSON)
-        let ok = "{\"a\":" + String(repeating: "[", count: 60) + String(repeating: "]", count: 60) + ",\"receipt\":\"QQ\"}"
+        let ok =
+            "{\"a\":" + String(repeating: "[", count: 60) + String(repeating: "]", count: 60) + ",\"receipt\":\"QQ\"}"
         #expect(scan(ok).0.error == nil)
     }
 

@@ -53,7 +53,8 @@ private func check(_ text: [UInt8], chunk: Int, options: ReaderOptions) throws {
         let text = "0123456789abcdef\n0123456789ABCDEF\nxyzxyzxyzxyzxyzxyz\nend\n"
         let options = ReaderOptions(maxRecordSize: 20, batchBytes: 16)
         #expect(options.batchCapacity == 42)
-        let got = try readAll(RecordReader(source: MemoryByteSource(text, chunk: 5), name: "m", options: options), options)
+        let got = try readAll(
+            RecordReader(source: MemoryByteSource(text, chunk: 5), name: "m", options: options), options)
         #expect(got.records.map(\.text) == ["0123456789abcdef", "0123456789ABCDEF", "xyzxyzxyzxyzxyzxyz", "end"])
         #expect(got.batches >= 2)
     }
@@ -62,7 +63,8 @@ private func check(_ text: [UInt8], chunk: Int, options: ReaderOptions) throws {
         let long = String(repeating: "Q", count: 1000)
         let text = "ok1\n\(long)\nok2\n\(long)"
         let options = ReaderOptions(maxRecordSize: 20, batchBytes: 16)
-        let got = try readAll(RecordReader(source: MemoryByteSource(text, chunk: 7), name: "m", options: options), options)
+        let got = try readAll(
+            RecordReader(source: MemoryByteSource(text, chunk: 7), name: "m", options: options), options)
         #expect(got.records.map(\.line) == [1, 2, 3, 4])
         #expect(got.records.map(\.tooLarge) == [false, true, false, true])
         #expect(got.records.map(\.text) == ["ok1", "", "ok2", ""])
@@ -72,7 +74,8 @@ private func check(_ text: [UInt8], chunk: Int, options: ReaderOptions) throws {
         let exact = String(repeating: "Z", count: 20)
         let text = "\(exact)\r\n\(exact)Z\r\n"
         let options = ReaderOptions(maxRecordSize: 20, batchBytes: 16)
-        let got = try readAll(RecordReader(source: MemoryByteSource(text, chunk: 3), name: "m", options: options), options)
+        let got = try readAll(
+            RecordReader(source: MemoryByteSource(text, chunk: 3), name: "m", options: options), options)
         #expect(got.records.map(\.tooLarge) == [false, true])
         #expect(got.records.first?.text == exact)
     }
@@ -87,7 +90,8 @@ private func check(_ text: [UInt8], chunk: Int, options: ReaderOptions) throws {
 
     @Test func detectsNDJSONFromTheFirstNonBlankByteAndBase64Otherwise() throws {
         let options = ReaderOptions()
-        let json = try readAll(RecordReader(source: MemoryByteSource("\n  {\"a\":1}\n"), name: "m", options: options), options)
+        let json = try readAll(
+            RecordReader(source: MemoryByteSource("\n  {\"a\":1}\n"), name: "m", options: options), options)
         #expect(json.formats == [.ndjson])
         let b64 = try readAll(RecordReader(source: MemoryByteSource("\nMIAG\n"), name: "m", options: options), options)
         #expect(b64.formats == [.base64])
