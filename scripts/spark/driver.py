@@ -28,6 +28,8 @@ pass over the input.
 Driver options (before INPUT):
   --task-bytes N   pack consecutive input files into one task up to N bytes of input (default 128 MiB); a larger
                    file is a task of its own. Files are never split: their line numbers must stay whole.
+  --files-per-task N
+                   at most N files in one task (default: no limit but --task-bytes).
   --binary PATH    receiptflow on the executors (default: the file shipped with `--files .../receiptflow`);
                    use it when the binary is part of the container image.
   --overwrite      replace OUTPUT when it exists (default: refuse).
@@ -125,24 +127,25 @@ class TaskFailure(RuntimeError):
 class Config:
     """What every task needs to know, pickled into the tasks."""
 
-    def __init__(self, inputs, output, passthrough, task_bytes, binary, overwrite):
+    def __init__(self, inputs, output, passthrough, task_bytes, files_per_task, binary, overwrite):
         self.inputs = inputs
         self.output = output
         self.passthrough = passthrough
         self.task_bytes = task_bytes
+        self.files_per_task = files_per_task
         self.binary = binary
         self.overwrite = overwrite
 
 
 def parse_command_line(argv):
     """Splits `[driver options] INPUT OUTPUT [receiptflow options]`."""
-    task_bytes, binary, overwrite = DEFAULT_TASK_BYTES, None, False
+    task_bytes, files_per_task, binary, overwrite = DEFAULT_TASK_BYTES, None, None, False
     i = 0
     while i < len(argv) and argv[i].startswith("--"):
         name, _, value = argv[i].partition("=")
         if name == "--overwrite":
             overwrite = True
-        elif name in ("--task-bytes", "--binary"):
+        elif name in ("--task-bytes", "--files-per-task", "--binary"):
             if not value:
                 i += 1
                 if i >= len(argv):
@@ -152,11 +155,15 @@ def parse_command_line(argv):
                 binary = value
             else:
                 try:
-                    task_bytes = int(value)
+                    n = int(value)
                 except ValueError:
-                    raise UsageError(f"--task-bytes takes a whole number of bytes, got '{value}'") from None
-                if task_bytes < 1:
-                    raise UsageError("--task-bytes must be at least 1")
+                    raise UsageError(f"{name} takes a whole number, got '{value}'") from None
+                if n < 1:
+                    raise UsageError(f"{name} must be at least 1")
+                if name == "--task-bytes":
+                    task_bytes = n
+                else:
+                    files_per_task = n
         elif name in ("-h", "--help"):
             raise UsageError("")
         else:
@@ -169,7 +176,7 @@ def parse_command_line(argv):
         raise UsageError("INPUT names no path")
     output = argv[i + 1]
     passthrough = check_passthrough(argv[i + 2 :])
-    return Config(inputs, output, passthrough, task_bytes, binary, overwrite)
+    return Config(inputs, output, passthrough, task_bytes, files_per_task, binary, overwrite)
 
 
 def check_passthrough(args):
@@ -254,12 +261,13 @@ def display_path(status, schemeless):
     return p.toUri().getPath() if schemeless else p.toString()
 
 
-def pack_tasks(files, task_bytes):
-    """Consecutive files into tasks of at most `task_bytes` (a larger file alone). Order is kept: task k holds files
-    before task k+1's, so part files in task order hold rows in input order."""
+def pack_tasks(files, task_bytes, files_per_task=None):
+    """Consecutive files into tasks of at most `task_bytes` (a larger file alone) and at most `files_per_task` files.
+    Order is kept: task k holds files before task k+1's, so part files in task order hold rows in input order."""
     tasks, current, size = [], [], 0
     for f in files:
-        if current and size + f["size"] > task_bytes:
+        full = files_per_task is not None and len(current) >= files_per_task
+        if current and (full or size + f["size"] > task_bytes):
             tasks.append(current)
             current, size = [], 0
         current.append(f)
@@ -658,7 +666,7 @@ def run(spark, cfg):
     if out_fs.exists(out_path) and not cfg.overwrite:
         raise UsageError(f"OUTPUT {cfg.output} exists; remove it or pass --overwrite")
     files = list_inputs(spark, cfg.inputs)
-    tasks = pack_tasks(files, cfg.task_bytes)
+    tasks = pack_tasks(files, cfg.task_bytes, cfg.files_per_task)
     args = task_arguments(cfg.passthrough, int(sc.getConf().get("spark.task.cpus", "1")))
 
     # One element per task and as many slices as tasks: parallelize puts exactly one task in each partition.
