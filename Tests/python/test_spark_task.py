@@ -89,6 +89,19 @@ def test_environment_and_source_reach_receiptflow(tmp_path, monkeypatch):
     assert args.startswith("export - --out ") and args.endswith("--format parquet --no-verify --quiet")
 
 
+def test_relative_trust_anchor_is_found_from_the_scratch_directory(tmp_path, monkeypatch):
+    (tmp_path / "root.pem").write_text("anchor")
+    monkeypatch.chdir(tmp_path)
+    seen = tmp_path / "seen"
+    # The fake opens the anchor as receiptflow does: relative to its own working directory (the task's scratch).
+    binary = fake_binary(
+        tmp_path, f'while [ "$1" != "--trust-anchor" ]; do shift; done\ncat "$2" > {seen} 2>&1\ncat >/dev/null\nexit 1\n'
+    )
+    with pytest.raises(driver.TaskFailure):
+        run(binary, input_file(tmp_path), ["--trust-anchor", "root.pem"])
+    assert seen.read_text() == "anchor"
+
+
 def test_exit_zero_without_tables_is_a_failure(tmp_path):
     binary = fake_binary(tmp_path, "cat >/dev/null\nexit 0\n")
     with pytest.raises(driver.TaskFailure, match="wrote no receipts table"):

@@ -329,15 +329,16 @@ def resolve_shipped(args):
 
 
 def shipped_path(path):
+    # Absolute, because receiptflow runs in the task's scratch directory, not in the worker's.
     if os.path.exists(path):
-        return path
+        return os.path.abspath(path)
     try:
         from pyspark import SparkFiles
 
         candidate = SparkFiles.get(os.path.basename(path))
     except Exception:
         return path
-    return candidate if os.path.exists(candidate) else path
+    return os.path.abspath(candidate) if os.path.exists(candidate) else path
 
 
 def scratch_root():
