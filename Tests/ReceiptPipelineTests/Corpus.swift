@@ -19,6 +19,7 @@ final class Corpus: @unchecked Sendable {
     let truth: [[String: Any]]
 
     init(count: Int, seed: UInt64) throws {
+        Self.removeLeftovers()
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("rf-pipeline-\(getpid())-\(seed)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         // The CA's keys take seconds to derive: keep them between test runs.
@@ -33,6 +34,19 @@ final class Corpus: @unchecked Sendable {
         let text = try String(contentsOf: Generator.truthURL(for: ndjson), encoding: .utf8)
         truth = try text.split(separator: "\n").map {
             try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+    }
+
+    /// Deletes the corpora of earlier test processes that have exited (`rf-pipeline-PID-SEED`), so that runs
+    /// do not pile up data in the temporary directory while concurrent runs keep theirs.
+    private static func removeLeftovers() {
+        let tmp = FileManager.default.temporaryDirectory
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: tmp.path)) ?? [] {
+            let parts = name.split(separator: "-")
+            guard parts.count == 4, name.hasPrefix("rf-pipeline-"), let pid = Int32(parts[2]) else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH {
+                try? FileManager.default.removeItem(at: tmp.appendingPathComponent(name))
+            }
         }
     }
 
