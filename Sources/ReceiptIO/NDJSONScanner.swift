@@ -243,7 +243,20 @@ public final class NDJSONScanner {
         let n = p.count
         var i = q + 1
         var escaped = false
+        guard let base = p.baseAddress else { return nil }
         while i < n {
+            // Eight bytes at a time over the plain run (a base64 receipt is thousands of bytes with no special
+            // byte), then byte by byte from the first special one. In range: i + 8 <= n.
+            while i + 8 <= n {
+                let special = Self.specialBytes(base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                if special != 0 {
+                    // The lowest flagged byte is a real one (false flags only sit above a real one).
+                    i += special.trailingZeroBitCount >> 3
+                    break
+                }
+                i += 8
+            }
+            guard i < n else { break }
             let b = p[i]
             if b == 0x22 { return (i + 1, escaped) }
             if b < 0x20 { return nil }  // raw control characters are not allowed in JSON strings
@@ -266,6 +279,20 @@ public final class NDJSONScanner {
             i += 1
         }
         return nil
+    }
+
+    /// A mask with the high bit set in every byte of `w` (little-endian) that ends a plain string run: `"`,
+    /// `\\` or a control character below 0x20; zero when there is none. SWAR: a byte equal to c gives zero
+    /// after `^ c`, and `(x - 0x01..) & ~x & 0x80..` flags bytes below 1 (or below 0x20 with 0x20..).
+    @inline(__always) static func specialBytes(_ w: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        let quote = w ^ (ones &* 0x22)
+        let backslash = w ^ (ones &* 0x5C)
+        let zeroQuote = (quote &- ones) & ~quote
+        let zeroBackslash = (backslash &- ones) & ~backslash
+        let control = (w &- ones &* 0x20) & ~w
+        return (zeroQuote | zeroBackslash | control) & high
     }
 
     static func literal(_ p: UnsafeRawBufferPointer, _ i: Int, _ word: StaticString) -> Bool {

@@ -205,17 +205,9 @@ final class ParquetColumnWriter {
         }
         do throws(SinkError) {
             let n = try zstd.compress(body)
-            header.reset()
-            header.i32(1, Parquet.PageType.dataPage.rawValue)
-            header.i32(2, Int32(truncatingIfNeeded: body.count))
-            header.i32(3, Int32(truncatingIfNeeded: n))
-            header.structBegin(5)
-            header.i32(1, Int32(truncatingIfNeeded: pageRows))  // values including nulls
-            header.i32(2, (isDictionaryPage ? Parquet.Encoding.rleDictionary : .plain).rawValue)
-            header.i32(3, Parquet.Encoding.rle.rawValue)
-            header.i32(4, Parquet.Encoding.rle.rawValue)
-            header.structEnd()
-            header.stop()
+            Self.dataPageHeader(
+                &header, uncompressed: body.count, compressed: n, numValues: pageRows,
+                encoding: isDictionaryPage ? .rleDictionary : .plain)
             chunk.append(contentsOf: header.bytes)
             zstd.output.withUnsafeBytes { chunk.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
             dataUncompressed += header.bytes.count + body.count
@@ -228,6 +220,24 @@ final class ParquetColumnWriter {
         indices.removeAll(keepingCapacity: true)
         boolBits = 0
         pageRows = 0
+    }
+
+    /// A `PageHeader` of a v1 data page; levels are always declared RLE, even for REQUIRED columns.
+    static func dataPageHeader(
+        _ header: inout ThriftCompactWriter, uncompressed: Int, compressed: Int, numValues: Int,
+        encoding: Parquet.Encoding
+    ) {
+        header.reset()
+        header.i32(1, Parquet.PageType.dataPage.rawValue)
+        header.i32(2, Int32(truncatingIfNeeded: uncompressed))
+        header.i32(3, Int32(truncatingIfNeeded: compressed))
+        header.structBegin(5)
+        header.i32(1, Int32(truncatingIfNeeded: numValues))  // values including nulls
+        header.i32(2, encoding.rawValue)
+        header.i32(3, Parquet.Encoding.rle.rawValue)
+        header.i32(4, Parquet.Encoding.rle.rawValue)
+        header.structEnd()
+        header.stop()
     }
 
     // MARK: - Chunk

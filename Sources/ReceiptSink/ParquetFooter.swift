@@ -25,12 +25,14 @@ enum ParquetFooter {
         for (ordinal, rg) in rowGroups.enumerated() {
             rowGroup(rg, ordinal: ordinal, schema: schema, into: &w)
         }
-        w.listBegin(5, .structure, count: keyValues.count)
-        for (k, v) in keyValues {
-            w.elementBegin()
-            w.string(1, k)
-            w.string(2, v)
-            w.structEnd()
+        if !keyValues.isEmpty {
+            w.listBegin(5, .structure, count: keyValues.count)
+            for (k, v) in keyValues {
+                w.elementBegin()
+                w.string(1, k)
+                w.string(2, v)
+                w.structEnd()
+            }
         }
         w.string(6, createdBy)
         // TypeDefinedOrder for every leaf: without it, pyarrow ignores min_value/max_value.

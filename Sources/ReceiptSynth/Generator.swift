@@ -28,7 +28,7 @@ public enum Generator {
     /// Generates `count` records into `out` and its truth file.
     /// - Parameter progress: called on the writer side after each batch with the records written so far.
     public static func run(
-        factory: RecordFactory, count: Int, out: URL, truth: URL? = nil, progress: ((Int) -> Void)? = nil
+        factory: RecordFactory, count: Int, out: URL, truth: URL? = nil, progress: (@Sendable (Int) -> Void)? = nil
     ) throws(SynthError) -> Stats {
         let start = DispatchTime.now().uptimeNanoseconds
         let compressed = out.lastPathComponent.hasSuffix(".zst")
@@ -38,37 +38,37 @@ public enum Generator {
             data.abort()
             throw error
         }
-        var stats = Stats()
-        var line = 0
+        // Batches are made in parallel and written on a serial queue while the next batch is being made; a
+        // semaphore bounds the batches in flight (memory).
+        let writer = DispatchQueue(label: "receiptflow.generate.writer")
+        let inFlight = DispatchSemaphore(value: 2)
+        let state = WriterState()
         let batchSize = 2048
         let chunk = 16
-        do {
-            var first = 0
-            while first < count {
-                let n = min(batchSize, count - first)
-                let base = first
-                // Chunks of records per task keep scheduling overhead small next to the RSA signatures.
-                let chunks = parallelMap((n + chunk - 1) / chunk) { c in
-                    (c * chunk..<min((c + 1) * chunk, n)).map { factory.record(base + $0) }
-                }
-                var text: [UInt8] = []
-                var truthText = ""
-                for r in chunks.joined() {
-                    if r.blankLineBefore {
-                        text.append(0x0A)
-                        line += 1
-                    }
-                    text += r.line
-                    text.append(0x0A)
-                    line += 1
-                    truthText += "{\"line\":\(line),\(r.truthTail)\n"
-                    stats.kinds[r.kind, default: 0] += 1
-                }
-                try data.write(text)
-                try truthFile.write(truthText)
-                first += n
-                progress?(first)
+        var first = 0
+        while first < count, state.failure == nil {
+            let n = min(batchSize, count - first)
+            let base = first
+            // Chunks of records per task keep scheduling overhead small next to the RSA signatures.
+            let chunks = parallelMap((n + chunk - 1) / chunk) { c in
+                (c * chunk..<min((c + 1) * chunk, n)).map { factory.record(base + $0) }
             }
+            first += n
+            let done = first
+            inFlight.wait()
+            writer.async {
+                defer { inFlight.signal() }
+                guard state.failure == nil else { return }
+                do throws(SynthError) {
+                    try state.write(chunks, data: data, truth: truthFile)
+                    progress?(done)
+                } catch { state.failure = error }
+            }
+        }
+        writer.sync {}
+        var stats = state.stats
+        do throws(SynthError) {
+            if let f = state.failure { throw f }
             try data.finish()
             try truthFile.finish()
         } catch {
@@ -77,9 +77,38 @@ public enum Generator {
             throw error
         }
         stats.records = count
-        stats.lines = line
         stats.uncompressedBytes = data.bytesIn
         stats.seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         return stats
+    }
+}
+
+/// The writer side of a run: line numbering and counts, touched only on the writer queue (and read after
+/// `writer.sync`); the first failure, which the producer also reads, behind a lock.
+private final class WriterState: @unchecked Sendable {
+    var stats = Generator.Stats()
+    private let lock = NSLock()
+    private var _failure: SynthError? = nil
+    var failure: SynthError? {
+        get { lock.withLock { _failure } }
+        set { lock.withLock { _failure = newValue } }
+    }
+
+    func write(_ chunks: [[GeneratedRecord]], data: OutputFile, truth: OutputFile) throws(SynthError) {
+        var text: [UInt8] = []
+        var truthText = ""
+        for r in chunks.joined() {
+            if r.blankLineBefore {
+                text.append(0x0A)
+                stats.lines += 1
+            }
+            text += r.line
+            text.append(0x0A)
+            stats.lines += 1
+            truthText += "{\"line\":\(stats.lines),\(r.truthTail)\n"
+            stats.kinds[r.kind, default: 0] += 1
+        }
+        try data.write(text)
+        try truth.write(truthText)
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 
 /// A file written through a temporary name and renamed on `finish()`, so it appears complete or not at all;
 /// zstd-compressed (one streamed frame) when `compressed` is true.
-final class OutputFile {
+final class OutputFile: @unchecked Sendable {
     let url: URL
     private let tmp: URL
     private let handle: FileHandle

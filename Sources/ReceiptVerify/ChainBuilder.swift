@@ -75,7 +75,8 @@ enum ChainBuilder {
         let wantSerial = UnsafeRawBufferPointer(rebasing: der[serial])
         for (i, r) in certificates.enumerated() {
             let view: CertificateView
-            do { view = try CertificateView.parse(der, r) } catch { continue }  // an unreadable certificate signs nothing
+            // An unreadable certificate signs nothing; the others may still hold the signer.
+            do { view = try CertificateView.parse(der, r) } catch { continue }
             if UnsafeRawBufferPointer(rebasing: der[view.issuer]).elementsEqual(wantIssuer),
                 UnsafeRawBufferPointer(rebasing: der[view.serial]).elementsEqual(wantSerial)
             {

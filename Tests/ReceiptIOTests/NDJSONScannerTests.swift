@@ -132,6 +132,22 @@ private func scan(_ line: String, field: String? = nil, idField: String? = "id")
         #expect(scan(ok).0.error == nil)
     }
 
+    @Test func findsQuotesEscapesAndControlBytesAtEveryOffsetOfTheWordAtATimeScan() {
+        for k in 0..<24 {
+            let pad = String(repeating: "A", count: k)
+            // An escaped quote k bytes in, then more text: the string must not end at the escaped quote.
+            let (r, receipt, _) = scan("{\"receipt\":\"\(pad)\\\"\(pad)B\"}")
+            #expect(r.error == nil && r.receipt.escaped, "k=\(k)")
+            #expect(receipt == pad + "\"" + pad + "B")
+            // A raw tab k bytes in is invalid JSON wherever it falls.
+            #expect(scan("{\"receipt\":\"\(pad)\t\(pad)\"}").0.error == .invalidJSON, "k=\(k)")
+            // Non-ASCII bytes are ordinary string content.
+            #expect(scan("{\"receipt\":\"\(pad)é€\(pad)\"}").receipt == pad + "é€" + pad)
+            // The closing quote k bytes in.
+            #expect(scan("{\"receipt\":\"\(pad)Q\",\"id\":1}").receipt == pad + "Q")
+        }
+    }
+
     @Test func reportsNumberAndStringIdsAndNothingForOtherKinds() {
         #expect(scan(#"{"id":-12.5e3,"receipt":"QQ"}"#).id == "-12.5e3")
         #expect(scan(#"{"id":"a\"b","receipt":"QQ"}"#).id == "a\"b")

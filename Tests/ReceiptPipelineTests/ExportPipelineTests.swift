@@ -178,6 +178,47 @@ private func string(_ v: Any?) -> String? { v as? String }
         }
     }
 
+    @Test func readsPlainBase64LinesWithCRLFAndBlankLines() throws {
+        // The valid receipts of the corpus as bare base64 lines, CRLF-terminated, with a blank line and junk.
+        var text = ""
+        var expected: [Int64] = []
+        var lineNumber: Int64 = 0
+        for line in try String(contentsOf: corpus.ndjson, encoding: .utf8).split(separator: "\n") {
+            guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let b64 = o["receipt-data"] as? String, b64.count > 100,
+                let t = corpus.truth.first(where: { string($0["id"]) == string(o["id"]) }), int64(t["status"]) == 0
+            else { continue }
+            text += b64 + "\r\n"
+            lineNumber += 1
+            expected.append(0)
+            if expected.count == 20 { break }
+        }
+        text += "\r\n%%%not base64%%%\r\nQUJD"
+        expected += [21002, 21002]
+        let file = corpus.dir.appendingPathComponent("lines.b64")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        let (outcome, sink) = try runToMemory([file.path])
+        guard case .completed(let r) = outcome else {
+            Issue.record("run did not complete: \(outcome)")
+            return
+        }
+        let rows = sink.receipts
+        #expect(rows.map { $0["status"] } == expected.map { .i($0) })
+        #expect(rows.suffix(2).map { $0["error_code"] } == [.s("invalid_base64"), .s("malformed_der")])
+        #expect(rows.last?["line"] == .i(lineNumber + 3))
+        #expect(rows.allSatisfy { $0["record_id"] == .null })
+        #expect(r.counts.blankLines == 1)
+    }
+
+    @Test func turnsLinesOverTheMaximumRecordSizeIntoRecordTooLargeRows() throws {
+        let (_, sink) = try runToMemory([corpus.ndjson.path]) { $0.reader.maxRecordSize = 4096 }
+        #expect(sink.receipts.count == corpus.truth.count)
+        for row in sink.receipts where row["error_code"] == .s("record_too_large") {
+            #expect(row["status"] == .i(21002) && row["record_id"] == .null)
+        }
+        #expect(sink.receipts.filter { $0["error_code"] == .s("record_too_large") }.count > corpus.truth.count / 2)
+    }
+
     @Test func rejectsTheOtherEnvironmentWith21007Or21008() throws {
         for (env, status): (EnvironmentRequirement, Int32) in [(.production, 21007), (.sandbox, 21008)] {
             let (_, sink) = try runToMemory([corpus.ndjson.path]) { $0.environment = env }
@@ -248,6 +289,19 @@ private func string(_ v: Any?) -> String? { v as? String }
         }
         #expect(message.contains("/nonexistent/in.ndjson"))
         #expect(sink.aborted && !sink.finished && sink.batches.isEmpty)
+    }
+
+    @Test func failsTheRunOnATruncatedZstdInput() throws {
+        let data = try Data(contentsOf: corpus.zst)
+        let cut = corpus.dir.appendingPathComponent("cut.ndjson.zst")
+        try data.prefix(data.count * 2 / 3).write(to: cut)
+        let (outcome, sink) = try runToMemory([cut.path])
+        guard case .failed(let message, _) = outcome else {
+            Issue.record("expected a failure, got \(outcome)")
+            return
+        }
+        #expect(message.contains(cut.path) && message.contains("truncated"))
+        #expect(sink.aborted && !sink.finished)
     }
 
     @Test func abortsTheSinkWhenAWriteFails() throws {
