@@ -148,6 +148,28 @@ private func scan(_ line: String, field: String? = nil, idField: String? = "id")
         }
     }
 
+    @Test func rejectsStringsThatAreNotUTF8AtEveryOffset() {
+        let bad: [[UInt8]] = [
+            [0xFF], [0xC0, 0xAF], [0xC3], [0xE0, 0x9F, 0xBF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],
+            [0xF0, 0x9F, 0x98], [0x80],
+        ]
+        let good: [[UInt8]] = [[0xC3, 0xA9], [0xE2, 0x82, 0xAC], [0xED, 0x9F, 0xBF], [0xF0, 0x9F, 0x98, 0x80]]
+        for k in 0..<12 {
+            let pad = [UInt8](repeating: 0x41, count: k)
+            func line(_ s: [UInt8]) -> [UInt8] {
+                Array(#"{"id":""#.utf8) + pad + s + pad + Array(#"","receipt":"QQ"}"#.utf8)
+            }
+            for s in bad {
+                let r = line(s).withUnsafeBytes { NDJSONScanner().scan($0) }
+                #expect(r.error == .invalidJSON, "\(s) at \(k)")
+            }
+            for s in good {
+                let r = line(s).withUnsafeBytes { NDJSONScanner().scan($0) }
+                #expect(r.error == nil, "\(s) at \(k)")
+            }
+        }
+    }
+
     @Test func reportsNumberAndStringIdsAndNothingForOtherKinds() {
         #expect(scan(#"{"id":-12.5e3,"receipt":"QQ"}"#).id == "-12.5e3")
         #expect(scan(#"{"id":"a\"b","receipt":"QQ"}"#).id == "a\"b")
