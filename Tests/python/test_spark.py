@@ -11,7 +11,9 @@ import sys
 
 import pytest
 
-pyspark = pytest.importorskip("pyspark", reason="PySpark is not installed (pip install -r Tests/python/requirements.txt)")
+pyspark = pytest.importorskip(
+    "pyspark", reason="PySpark is not installed (pip install -r Tests/python/requirements.txt)"
+)
 pq = pytest.importorskip("pyarrow.parquet")
 pytest.importorskip("pandas", reason="PySpark's mapInArrow needs pandas (pip install -r Tests/python/requirements.txt)")
 pytest.importorskip("numpy")

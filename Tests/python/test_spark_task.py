@@ -66,7 +66,9 @@ def test_early_exit_reports_the_exit_status_not_a_broken_pipe(tmp_path):
 
 def test_large_stderr_does_not_block_the_child(tmp_path):
     # 2 MB on standard error before reading any input: without a drain the pipe fills and both sides wait forever.
-    binary = fake_binary(tmp_path, "head -c 2000000 /dev/zero | tr '\\0' e >&2\necho last-words >&2\ncat >/dev/null\nexit 3\n")
+    binary = fake_binary(
+        tmp_path, "head -c 2000000 /dev/zero | tr '\\0' e >&2\necho last-words >&2\ncat >/dev/null\nexit 3\n"
+    )
     with pytest.raises(driver.TaskFailure) as e:
         run(binary, input_file(tmp_path, b"z" * (4 << 20)))
     assert "exited with status 3" in str(e.value)
@@ -95,7 +97,8 @@ def test_relative_trust_anchor_is_found_from_the_scratch_directory(tmp_path, mon
     seen = tmp_path / "seen"
     # The fake opens the anchor as receiptflow does: relative to its own working directory (the task's scratch).
     binary = fake_binary(
-        tmp_path, f'while [ "$1" != "--trust-anchor" ]; do shift; done\ncat "$2" > {seen} 2>&1\ncat >/dev/null\nexit 1\n'
+        tmp_path,
+        f'while [ "$1" != "--trust-anchor" ]; do shift; done\ncat "$2" > {seen} 2>&1\ncat >/dev/null\nexit 1\n',
     )
     with pytest.raises(driver.TaskFailure):
         run(binary, input_file(tmp_path), ["--trust-anchor", "root.pem"])

@@ -677,7 +677,14 @@ def run(spark, cfg):
     if out_fs.exists(out_path) and not cfg.overwrite:
         raise UsageError(f"OUTPUT {cfg.output} exists; remove it or pass --overwrite")
     files = list_inputs(spark, cfg.inputs)
+    if not files:
+        raise UsageError(f"INPUT {','.join(cfg.inputs)} holds no files (names starting with _ or . are skipped)")
     tasks = pack_tasks(files, cfg.task_bytes, cfg.files_per_task)
+    base = cfg.output.rstrip("/")
+    if cfg.overwrite:
+        # summary.json says "the whole run finished": a previous run's must not outlive the tables it described.
+        summary_path, fs = hadoop_path(spark, base + "/summary.json")
+        fs.delete(summary_path, False)
     args = task_arguments(cfg.passthrough, int(sc.getConf().get("spark.task.cpus", "1")))
 
     # One element per task and as many slices as tasks: parallelize puts exactly one task in each partition.
@@ -691,7 +698,6 @@ def run(spark, cfg):
     # rows are the same.
     records = records.persist(StorageLevel.MEMORY_AND_DISK)
     mode = "overwrite" if cfg.overwrite else "errorifexists"
-    base = cfg.output.rstrip("/")
     records.drop(NESTED).write.mode(mode).parquet(base + "/receipts")
     records.select(F.explode(NESTED).alias("t")).select("t.*").write.mode(mode).parquet(base + "/transactions")
 
