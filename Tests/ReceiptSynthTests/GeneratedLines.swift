@@ -20,3 +20,8 @@ enum GeneratedLines {
         return try JSONSerialization.jsonObject(with: Data(text.utf8)) as! [String: Any]
     }
 }
+
+/// One in-memory test PKI for the whole test target (deriving its keys takes seconds in debug builds).
+enum SharedPKI {
+    static let pki = try! TestPKI.load(directory: nil)
+}

@@ -3,7 +3,7 @@ import ReceiptSynth
 import Testing
 
 @Suite struct ReceiptSignerTests {
-    static let pki = try! TestPKI.load(directory: nil)
+    static let pki = SharedPKI.pki
 
     static func payload() -> [UInt8] {
         var b = PayloadBuilder()

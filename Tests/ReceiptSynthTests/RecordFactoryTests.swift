@@ -5,7 +5,7 @@ import ReceiptSynth
 import Testing
 
 @Suite struct RecordFactoryTests {
-    static let pki = try! TestPKI.load(directory: nil)
+    static let pki = SharedPKI.pki
 
     /// Optional JSON value as Int64 (nil for null/absent).
     static func int(_ v: Any?) -> Int64? { (v as? NSNumber)?.int64Value }
