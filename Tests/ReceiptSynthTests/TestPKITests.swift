@@ -74,6 +74,31 @@ import Testing
         )
     }
 
+    @Test(.enabled(if: OpenSSLTool.available, "the openssl binary is not on PATH"))
+    func customLeavesHaveTheAskedValidityAndChainToTheRoot() throws {
+        let dir = try OpenSSLTool.tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var b = PayloadBuilder()
+        b.utf8(2, "com.example.custom")
+        let now = Int64(Date().timeIntervalSince1970)
+        let current = try Self.pki.customLeaf(notBefore: now - 86_400, notAfter: now + 86_400, serial: 1001)
+        #expect(try Self.view(current.leaf).notAfter == (now + 86_400) * 1000)
+        #expect(try Self.extensions(current.leaf, contain: Self.signing))
+        let lapsed = try Self.pki.customLeaf(notBefore: now - 2 * 86_400, notAfter: now - 86_400, serial: 1002)
+        let unmarked = try Self.pki.customLeaf(
+            notBefore: now - 86_400, notAfter: now + 86_400, receiptSigningOID: false, serial: 1003)
+        #expect(try !Self.extensions(unmarked.leaf, contain: Self.signing))
+        // openssl checks validity at the current time, which these windows straddle.
+        let ok = try OpenSSLTool.cmsVerify(
+            der: ReceiptSigner.sign(payload: b.encode(), identity: current), rootPEM: Self.pki.root.pem, in: dir,
+            name: "current")
+        let expired = try OpenSSLTool.cmsVerify(
+            der: ReceiptSigner.sign(payload: b.encode(), identity: lapsed), rootPEM: Self.pki.root.pem, in: dir,
+            name: "lapsed")
+        #expect(ok)
+        #expect(!expired)
+    }
+
     /// The PKI is a function of its seed: a fresh directory, a reload from files, and the in-memory PKI agree,
     /// and the committed public root is this root.
     @Test func pkiIsReproducibleFromItsSeedAndReloadsFromDisk() throws {
