@@ -1,3 +1,51 @@
 import CMallocCount
+import Foundation
+import ReceiptSink
 
-print("receiptflow-bench: allocations so far \(rf_malloc_count())")
+// receiptflow-bench MODE: `parse` (DER parse stage on the real fixtures), `verify` (warm-cache verify vs raw RSA).
+let mode = CommandLine.arguments.dropFirst().first ?? "parse"
+
+// The malloc shim must see Swift's allocations, or every "0 allocations" below would be meaningless.
+@inline(never) func allocateProbe() -> [Int] { Array(repeating: 7, count: 1000) }
+let probeBefore = rf_malloc_count()
+let probe = allocateProbe()
+guard rf_malloc_count() > probeBefore, probe.count == 1000 else {
+    print("receiptflow-bench: the malloc-counting shim does not see allocations; refusing to report counts")
+    exit(3)
+}
+switch mode {
+case "parse":
+    let corpus = loadFixtureCorpus()
+    guard !corpus.isEmpty else {
+        print("parse: no fixtures found (../shared/fixtures/real); set RECEIPTFLOW_SHARED")
+        exit(1)
+    }
+    let iterations = Int(ProcessInfo.processInfo.environment["BENCH_ITERATIONS"] ?? "") ?? 2000
+    let r = runParseBench(corpus, iterations: iterations)
+    print(
+        String(
+            format: "parse: %d receipts, %.2f µs/receipt, %.4f heap allocations/receipt, %d failures",
+            r.receipts, r.microsPerReceipt, r.allocationsPerReceipt, r.failures))
+case "verify":
+    let iterations = Int(ProcessInfo.processInfo.environment["BENCH_ITERATIONS"] ?? "") ?? 5000
+    let r = runVerifyBench(iterations: iterations)
+    guard !r.isEmpty else { exit(1) }
+    for key in r.keys.sorted() { print(String(format: "verify: %@ = %.4f", key, r[key]!)) }
+case "sinks":
+    // Writer cost per row, counted after warm-up: allocations include finish() (footer, final row group).
+    let batches = Int(ProcessInfo.processInfo.environment["BENCH_ITERATIONS"] ?? "") ?? 100
+    let only = ProcessInfo.processInfo.environment["BENCH_FORMAT"].flatMap(OutputFormat.init(rawValue:))
+    for format in only.map({ [$0] }) ?? [OutputFormat.parquet, .csv] {
+        guard let r = runSinkBench(format: format, batches: batches) else { exit(1) }
+        let rows = Double(r.receiptRows + r.transactionRows)
+        print(
+            String(
+                format: "sinks %@: %d receipt + %d transaction rows, %.4f allocations/transaction row, %.3f µs/row, %@",
+                r.format.rawValue, r.receiptRows, r.transactionRows,
+                Double(r.allocations) / Double(max(1, r.transactionRows)), r.seconds * 1e6 / rows,
+                r.bytes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value) B" }.joined(separator: ", ")))
+    }
+default:
+    print("receiptflow-bench: unknown mode \(mode)")
+    exit(2)
+}

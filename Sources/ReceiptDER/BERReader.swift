@@ -61,7 +61,41 @@ public struct BERReader {
 
     /// Reads the element starting at `pos`, which must end at or before `limit`.
     /// `depth` counts enclosing constructed elements, for the nesting limit.
+    @inline(__always)
     public func element(at pos: Int, limit: Int, depth: Int = 0) throws(ReceiptError) -> BERElement {
+        // Fast path for what DER receipts are made of: a one-octet tag and a definite length of up to 2 octets.
+        if pos >= 0, pos + 4 <= limit, limit <= bytes.count {
+            let id = byte(pos)
+            let l0 = byte(pos + 1)
+            if id & 0x1F != 0x1F {
+                var contentStart = pos + 2
+                var length = Int(l0)
+                if l0 >= 0x80 {
+                    if l0 == 0x81 {
+                        length = Int(byte(pos + 2))
+                        contentStart = pos + 3
+                    } else if l0 == 0x82 {
+                        length = Int(byte(pos + 2)) << 8 | Int(byte(pos + 3))
+                        contentStart = pos + 4
+                    } else {
+                        return try elementSlow(at: pos, limit: limit, depth: depth)
+                    }
+                }
+                let end = contentStart + length  // both below 2^31: no overflow
+                guard end <= limit else {
+                    throw ReceiptError(.malformedDER, at: pos, "an element is longer than its enclosing element")
+                }
+                return BERElement(
+                    tagClass: id >> 6, constructed: id & 0x20 != 0, tagNumber: UInt32(id & 0x1F), identifier: id,
+                    start: pos, contentStart: contentStart, contentEnd: end, end: end, indefinite: false)
+            }
+        }
+        return try elementSlow(at: pos, limit: limit, depth: depth)
+    }
+
+    /// The general case: multi-octet tags, long lengths, indefinite lengths, elements near the end of the buffer.
+    @inline(never)
+    func elementSlow(at pos: Int, limit: Int, depth: Int) throws(ReceiptError) -> BERElement {
         guard limit <= bytes.count, pos >= 0, pos < limit else {
             throw ReceiptError(.malformedDER, at: pos, "an element runs past the end of its enclosing element")
         }
@@ -143,6 +177,7 @@ public struct BERReader {
     }
 
     /// The first child of a constructed element (throws when it has none).
+    @inline(__always)
     public func firstChild(of e: BERElement, depth: Int) throws(ReceiptError) -> BERElement {
         guard e.constructed else { throw ReceiptError(.malformedDER, at: e.start, "expected a constructed element") }
         guard depth < limits.maxDepth else {
@@ -152,6 +187,7 @@ public struct BERReader {
     }
 
     /// The element after `prev` inside `parent`, or nil at the end of the parent's contents.
+    @inline(__always)
     public func next(after prev: BERElement, in parent: BERElement, depth: Int) throws(ReceiptError) -> BERElement? {
         guard prev.end < parent.contentEnd else { return nil }
         return try element(at: prev.end, limit: parent.contentEnd, depth: depth + 1)
@@ -183,9 +219,13 @@ public struct BERReader {
     }
 
     /// Decodes an INTEGER's contents as a signed 64-bit value; nil when it is empty or does not fit.
+    @inline(__always)
     public func int64(_ e: BERElement) -> Int64? {
         var start = e.contentStart
         var count = e.contentEnd - e.contentStart
+        // Attribute types and versions are one or two octets.
+        if count == 1 { return Int64(Int8(bitPattern: byte(start))) }
+        if count == 2 { return Int64(Int16(bitPattern: UInt16(byte(start)) << 8 | UInt16(byte(start + 1)))) }
         guard count >= 1 else { return nil }
         let negative = byte(start) & 0x80 != 0
         // Octets beyond 8 may only repeat the sign.

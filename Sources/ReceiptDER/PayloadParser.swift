@@ -13,6 +13,7 @@ public struct AttributeSlot: Sendable {
 
 extension BERReader {
     /// Calls `body` for each ReceiptAttribute of a SET, in payload order.
+    @inline(__always)
     func forEachAttribute(
         in set: BERElement, depth: Int, _ body: (AttributeSlot) throws(ReceiptError) -> Void
     ) throws(ReceiptError) {
@@ -82,75 +83,80 @@ extension BERReader {
 
 extension ReceiptParser {
     /// Decodes the payload's app-level attributes and every in-app purchase into `fields`.
+    ///
+    /// Works on a local copy and stores it back once (also when it throws, so partial results stay visible):
+    /// mutating the class property inside the loop would cost a dynamic exclusivity check per attribute.
     func parsePayload(_ payload: UnsafeRawBufferPointer) throws(ReceiptError) {
+        var f = ReceiptFields()
+        swap(&f.inApp, &fields.inApp)  // take the reusable in-app array without copying it
+        var count = 0
+        defer {
+            fields = f
+            attributeCount = count
+        }
         let r = BERReader(payload, limits: limits)
         let set = try r.element(at: 0, limit: payload.count)
         guard set.end == payload.count else {
             throw ReceiptError(.malformedDER, at: set.end, "there are bytes after the receipt payload")
         }
+        let maxAttributes = limits.maxAttributes
+        let maxInApp = limits.maxInAppEntries
         try r.forEachAttribute(in: set, depth: 0) { (a) throws(ReceiptError) in
-            try countAttribute(a)
+            count += 1
+            guard count <= maxAttributes else {
+                throw ReceiptError(.limitExceeded, at: a.start, "the receipt has more attributes than the limit")
+            }
             switch a.type {
-            case AttributeType.receiptType: fields.receiptType = try r.stringValue(a, depth: 2)
-            case AttributeType.appItemID: fields.appItemID = try r.integerValue(a, depth: 2)
-            case AttributeType.bundleID: fields.bundleID = try r.stringValue(a, depth: 2)
-            case AttributeType.applicationVersion: fields.applicationVersion = try r.stringValue(a, depth: 2)
-            case AttributeType.originalApplicationVersion:
-                fields.originalApplicationVersion = try r.stringValue(a, depth: 2)
-            case AttributeType.downloadID: fields.downloadID = try r.integerValue(a, depth: 2)
-            case AttributeType.versionExternalIdentifier:
-                fields.versionExternalIdentifier = try r.integerValue(a, depth: 2)
-            case AttributeType.receiptCreationDate: fields.receiptCreationDate = try r.dateValue(a, depth: 2)
-            case AttributeType.originalPurchaseDate: fields.originalPurchaseDate = try r.dateValue(a, depth: 2)
-            case AttributeType.expirationDate: fields.expirationDate = try r.dateValue(a, depth: 2)
-            case AttributeType.inAppPurchase: try parseInApp(r, a)
+            case AttributeType.receiptType: f.receiptType = try r.stringValue(a, depth: 2)
+            case AttributeType.appItemID: f.appItemID = try r.integerValue(a, depth: 2)
+            case AttributeType.bundleID: f.bundleID = try r.stringValue(a, depth: 2)
+            case AttributeType.applicationVersion: f.applicationVersion = try r.stringValue(a, depth: 2)
+            case AttributeType.originalApplicationVersion: f.originalApplicationVersion = try r.stringValue(a, depth: 2)
+            case AttributeType.downloadID: f.downloadID = try r.integerValue(a, depth: 2)
+            case AttributeType.versionExternalIdentifier: f.versionExternalIdentifier = try r.integerValue(a, depth: 2)
+            case AttributeType.receiptCreationDate: f.receiptCreationDate = try r.dateValue(a, depth: 2)
+            case AttributeType.originalPurchaseDate: f.originalPurchaseDate = try r.dateValue(a, depth: 2)
+            case AttributeType.expirationDate: f.expirationDate = try r.dateValue(a, depth: 2)
+            case AttributeType.inAppPurchase:
+                guard f.inAppCount < maxInApp else {
+                    throw ReceiptError(.limitExceeded, at: a.start, "the receipt has more in-app purchases than the limit")
+                }
+                var entry = InAppFields()
+                defer {
+                    // Stored even when the entry fails part-way, so the row shows what was decoded.
+                    if f.inAppCount < f.inApp.count { f.inApp[f.inAppCount] = entry } else { f.inApp.append(entry) }
+                    f.inAppCount += 1
+                }
+                try Self.parseInApp(r, a, &entry, &count, maxAttributes)
             default: break  // unknown attributes are kept in the payload, never an error
             }
         }
     }
 
-    func countAttribute(_ a: AttributeSlot) throws(ReceiptError) {
-        attributeCount += 1
-        guard attributeCount <= limits.maxAttributes else {
-            throw ReceiptError(.limitExceeded, at: a.start, "the receipt has more attributes than the limit")
-        }
-    }
-
-    func parseInApp(_ r: BERReader, _ a: AttributeSlot) throws(ReceiptError) {
-        guard fields.inAppCount < limits.maxInAppEntries else {
-            throw ReceiptError(.limitExceeded, at: a.start, "the receipt has more in-app purchases than the limit")
-        }
+    static func parseInApp(
+        _ r: BERReader, _ a: AttributeSlot, _ e: inout InAppFields, _ count: inout Int, _ maxAttributes: Int
+    ) throws(ReceiptError) {
         let set = try r.inner(a, depth: 2)
-        let index = fields.inAppCount
-        if index < fields.inApp.count {
-            fields.inApp[index] = InAppFields()
-        } else {
-            fields.inApp.append(InAppFields())
-        }
-        fields.inAppCount += 1
         try r.forEachAttribute(in: set, depth: 3) { (b) throws(ReceiptError) in
-            try countAttribute(b)
+            count += 1
+            guard count <= maxAttributes else {
+                throw ReceiptError(.limitExceeded, at: b.start, "the receipt has more attributes than the limit")
+            }
             switch b.type {
-            case AttributeType.quantity: fields.inApp[index].quantity = try r.integerValue(b, depth: 5)
-            case AttributeType.productID: fields.inApp[index].productID = try r.stringValue(b, depth: 5)
-            case AttributeType.transactionID: fields.inApp[index].transactionID = try r.stringValue(b, depth: 5)
-            case AttributeType.purchaseDate: fields.inApp[index].purchaseDate = try r.dateValue(b, depth: 5)
-            case AttributeType.originalTransactionID:
-                fields.inApp[index].originalTransactionID = try r.stringValue(b, depth: 5)
-            case AttributeType.inAppOriginalPurchaseDate:
-                fields.inApp[index].originalPurchaseDate = try r.dateValue(b, depth: 5)
-            case AttributeType.productType: fields.inApp[index].productType = try r.integerValue(b, depth: 5)
-            case AttributeType.expiresDate: fields.inApp[index].expiresDate = try r.dateValue(b, depth: 5)
-            case AttributeType.webOrderLineItemID:
-                fields.inApp[index].webOrderLineItemID = try r.integerValue(b, depth: 5)
-            case AttributeType.cancellationDate: fields.inApp[index].cancellationDate = try r.dateValue(b, depth: 5)
-            case AttributeType.isTrialPeriod: fields.inApp[index].isTrialPeriod = try r.integerValue(b, depth: 5)
-            case AttributeType.isInIntroOfferPeriod:
-                fields.inApp[index].isInIntroOfferPeriod = try r.integerValue(b, depth: 5)
-            case AttributeType.cancellationReason:
-                fields.inApp[index].cancellationReason = try r.integerValue(b, depth: 5)
-            case AttributeType.promotionalOfferID:
-                fields.inApp[index].promotionalOfferID = try r.stringValue(b, depth: 5)
+            case AttributeType.quantity: e.quantity = try r.integerValue(b, depth: 5)
+            case AttributeType.productID: e.productID = try r.stringValue(b, depth: 5)
+            case AttributeType.transactionID: e.transactionID = try r.stringValue(b, depth: 5)
+            case AttributeType.purchaseDate: e.purchaseDate = try r.dateValue(b, depth: 5)
+            case AttributeType.originalTransactionID: e.originalTransactionID = try r.stringValue(b, depth: 5)
+            case AttributeType.inAppOriginalPurchaseDate: e.originalPurchaseDate = try r.dateValue(b, depth: 5)
+            case AttributeType.productType: e.productType = try r.integerValue(b, depth: 5)
+            case AttributeType.expiresDate: e.expiresDate = try r.dateValue(b, depth: 5)
+            case AttributeType.webOrderLineItemID: e.webOrderLineItemID = try r.integerValue(b, depth: 5)
+            case AttributeType.cancellationDate: e.cancellationDate = try r.dateValue(b, depth: 5)
+            case AttributeType.isTrialPeriod: e.isTrialPeriod = try r.integerValue(b, depth: 5)
+            case AttributeType.isInIntroOfferPeriod: e.isInIntroOfferPeriod = try r.integerValue(b, depth: 5)
+            case AttributeType.cancellationReason: e.cancellationReason = try r.integerValue(b, depth: 5)
+            case AttributeType.promotionalOfferID: e.promotionalOfferID = try r.stringValue(b, depth: 5)
             default: break
             }
         }

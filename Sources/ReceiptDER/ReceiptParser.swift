@@ -44,7 +44,6 @@ public final class ReceiptParser {
     }
 
     func resetFields() {
-        let inApp = fields.inApp.count
         fields.receiptType = nil
         fields.appItemID = nil
         fields.bundleID = nil
@@ -56,7 +55,6 @@ public final class ReceiptParser {
         fields.originalPurchaseDate = nil
         fields.expirationDate = nil
         fields.inAppCount = 0
-        _ = inApp
         container.encoding = .der
         container.content = 0..<0
         container.contentInScratch = false

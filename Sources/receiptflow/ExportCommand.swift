@@ -1,7 +1,179 @@
+import Dispatch
 import Foundation
+import ReceiptIO
+import ReceiptModel
+import ReceiptPipeline
+import ReceiptSink
+import ReceiptVerify
 
-/// `receiptflow export`: not yet wired.
-func runExport(_ args: [String]) -> Int32 {
-    printError("receiptflow export: not implemented yet")
-    return 1
+let exportUsage = """
+    usage: receiptflow export [INPUT ...] --out DIR [options]
+
+    Validates every receipt of the inputs and writes receipts.<ext>, transactions.<ext> and summary.json to DIR.
+    INPUT is a file or - for standard input (the default): NDJSON, zstd-compressed NDJSON, or one base64
+    receipt per line, detected from content.
+
+    options:
+      --out DIR                      output directory (created); - writes receipts rows to standard output
+      --format parquet|csv|ndjson    table format (default parquet)
+      --trust-anchor PATH            root certificate (DER or PEM), repeatable; Apple's is
+                                     AppleIncRootCertificate.cer
+      --no-verify                    decode only; rows say verified = false
+      --field NAME                   JSON key of the receipt (default: receipt-data, receipt_data, receipt)
+      --id-field NAME                JSON key copied into record_id (default: id)
+      --environment production|sandbox|any
+                                     reject the other environment with 21007 / 21008 (default any)
+      --bundle-id ID                 accept only receipts of this app; repeatable
+      --threads N                    worker threads (default: all cores)
+      --max-record-size BYTES        longest input line accepted (default 1048576)
+      --progress / --quiet           progress on standard error (default: when it is a terminal)
+    """
+
+/// `receiptflow export`: parses options, wires trust anchors, the sink and the pipeline, and maps the outcome
+/// to an exit status (0 done, 1 could not complete, 2 usage, 130 interrupted).
+func runExport(_ argv: [String]) -> Int32 {
+    if argv.contains("-h") || argv.contains("--help") {
+        print(exportUsage)
+        return 0
+    }
+    let setup: ExportSetup
+    do throws(UsageError) {
+        setup = try ExportSetup(argv)
+    } catch {
+        printError("receiptflow export: \(error.message)\n\n\(exportUsage)")
+        return 2
+    }
+    var config = setup.config
+
+    var cache: ChainCache? = nil
+    if config.verify {
+        do throws(TrustAnchorError) {
+            let anchors = try TrustAnchors(paths: setup.trustAnchors)
+            for notice in anchors.notices { printError("receiptflow export: \(notice)") }
+            cache = ChainCache(anchors: anchors)
+        } catch {
+            if error == .noAnchor {
+                printError("receiptflow export: \(error.message)")
+                return 2
+            }
+            printError("receiptflow export: \(error.message)")
+            return 1
+        }
+    }
+
+    var metadata = RunMetadata()
+    metadata.inputs = config.inputs
+    metadata.trustAnchorSHA256 = cache?.anchors.anchors.map(\.sha256) ?? []
+    let sink: BatchSink
+    do throws(SinkError) {
+        if setup.out == "-" {
+            sink = try makeStreamSink(format: setup.format)
+        } else {
+            sink = try makeSink(format: setup.format, directory: setup.out, metadata: metadata)
+        }
+    } catch {
+        printError("receiptflow export: \(error.message)")
+        return 1
+    }
+    config.renderNDJSON = setup.format == .ndjson
+
+    let pipeline = ExportPipeline(config: config, sink: sink, cache: cache)
+    // SIGINT stops the run cleanly: no partial file is left under a final name.
+    signal(SIGINT, SIG_IGN)
+    let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+    interrupt.setEventHandler { pipeline.cancel() }
+    interrupt.resume()
+    let progress = setup.showProgress ? ProgressLine { pipeline.progress } : nil
+
+    let outcome = pipeline.run()
+    progress?.stop()
+    switch outcome {
+    case .completed(let result):
+        guard setup.out != "-" else { return 0 }
+        let summary = RunSummary(
+            result: result, inputs: config.inputs, format: setup.format.rawValue, verify: config.verify,
+            threads: config.threads)
+        do throws(SinkErrorText) {
+            try summary.write(to: setup.out)
+        } catch {
+            printError("receiptflow export: \(error.message)")
+            return 1
+        }
+        return 0
+    case .failed(let message, _):
+        printError("receiptflow export: \(message)")
+        printError("receiptflow export: the run did not complete; no output files were kept.")
+        return 1
+    case .cancelled(let result):
+        printError(
+            "receiptflow export: interrupted after \(result.counts.records) records; partial output was removed. "
+                + "Run the command again to export everything.")
+        return 130
+    }
+}
+
+/// The parsed command line of `export`.
+struct ExportSetup {
+    var config = PipelineConfig()
+    var out = ""
+    var format = OutputFormat.parquet
+    var trustAnchors: [String] = []
+    var showProgress = false
+
+    init(_ argv: [String]) throws(UsageError) {
+        let args = try Arguments(
+            argv, flags: ["--no-verify", "--progress", "--quiet"],
+            valued: [
+                "--out", "--format", "--trust-anchor", "--field", "--id-field", "--environment", "--bundle-id",
+                "--threads", "--max-record-size",
+            ])
+        guard let out = args.value("--out"), !out.isEmpty else {
+            throw UsageError(message: "--out DIR is required: the directory to write the tables and summary.json to")
+        }
+        self.out = out
+        if let f = args.value("--format") {
+            guard let fmt = OutputFormat(rawValue: f) else {
+                throw UsageError(message: "--format takes parquet, csv or ndjson, got '\(f)'")
+            }
+            format = fmt
+        }
+        if out == "-" && format == .parquet {
+            throw UsageError(message: "--out - writes to standard output, which needs --format csv or ndjson")
+        }
+        config.inputs = args.positionals.isEmpty ? ["-"] : args.positionals
+        if config.inputs.filter({ $0 == "-" }).count > 1 {
+            throw UsageError(message: "standard input (-) can be given only once")
+        }
+        trustAnchors = args.values("--trust-anchor")
+        config.verify = !args.has("--no-verify")
+        if let f = args.value("--field") {
+            guard !f.isEmpty else { throw UsageError(message: "--field needs a non-empty key name") }
+            config.field = f
+        }
+        if let f = args.value("--id-field") { config.idField = f.isEmpty ? nil : f }
+        if let e = args.value("--environment") {
+            guard let env = EnvironmentRequirement(rawValue: e) else {
+                throw UsageError(message: "--environment takes production, sandbox or any, got '\(e)'")
+            }
+            config.environment = env
+        }
+        config.bundleIDs = args.values("--bundle-id")
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        if let n = try args.int("--threads") {
+            guard (1...1024).contains(n) else { throw UsageError(message: "--threads takes 1 to 1024, got \(n)") }
+            config.threads = n
+        } else {
+            config.threads = max(cores, 1)
+        }
+        if let n = try args.int("--max-record-size") {
+            guard (16...(256 << 20)).contains(n) else {
+                throw UsageError(message: "--max-record-size takes 16 to 268435456 bytes, got \(n)")
+            }
+            config.reader.maxRecordSize = n
+        }
+        if args.has("--progress") && args.has("--quiet") {
+            throw UsageError(message: "--progress and --quiet contradict each other; give one")
+        }
+        showProgress = args.has("--progress") || (!args.has("--quiet") && isatty(2) == 1)
+    }
 }

@@ -1,7 +1,247 @@
 import Foundation
+import ReceiptDER
+import ReceiptIO
+import ReceiptModel
+import ReceiptSink
+import ReceiptVerify
 
-/// `receiptflow inspect`: not yet wired.
-func runInspect(_ args: [String]) -> Int32 {
-    printError("receiptflow inspect: not implemented yet")
-    return 1
+let inspectUsage = """
+    usage: receiptflow inspect [FILE | -] [--trust-anchor PATH ...] [--no-verify] [--json] [--at now|DATE]
+
+    Prints one receipt (DER or base64; whitespace is ignored) as verifyReceipt-shaped JSON, with what was found
+    about its container (encoding, digest algorithm, certificates) and the verdict with its reason.
+
+      --trust-anchor PATH   a root certificate, DER or PEM (repeatable); Apple's root is AppleIncRootCertificate.cer
+                            from https://www.apple.com/certificateauthority/
+      --no-verify           decode only
+      --json                one compact line instead of indented JSON
+      --at now|DATE         judge certificate validity at another time than the receipt creation date
+                            (e.g. `--at now` shows why receipts must be judged at their creation date)
+    Exit status: 0 valid, 1 rejected or unreadable, 2 usage error.
+    """
+
+/// `receiptflow inspect`: decode, verify and show one receipt.
+func runInspect(_ argv: [String]) -> Int32 {
+    if argv.contains("--help") || argv.contains("-h") {
+        print(inspectUsage)
+        return 0
+    }
+    let args: Arguments
+    do {
+        args = try Arguments(argv, flags: ["--no-verify", "--json"], valued: ["--trust-anchor", "--at"])
+    } catch {
+        printError("receiptflow inspect: \(error.message)\n\n\(inspectUsage)")
+        return 2
+    }
+    guard args.positionals.count <= 1 else {
+        printError("receiptflow inspect: give one FILE (or - for standard input)\n\n\(inspectUsage)")
+        return 2
+    }
+    let verify = !args.has("--no-verify")
+    var anchors: TrustAnchors? = nil
+    if verify {
+        do {
+            anchors = try TrustAnchors(paths: args.values("--trust-anchor"))
+        } catch .noAnchor {
+            printError("receiptflow inspect: \(TrustAnchors.missingAnchorUsage)")
+            return 2
+        } catch {
+            printError("receiptflow inspect: \(error.message)")
+            return 1
+        }
+        for notice in anchors!.notices { printError(notice) }
+    }
+    var atTime: Int64? = nil
+    if let at = args.value("--at") {
+        if at == "now" {
+            atTime = Int64(Date().timeIntervalSince1970 * 1000)
+        } else if case .millis(let ms) = Array(at.utf8).withUnsafeBytes({ DateParser.parse($0) }) {
+            atTime = ms
+        } else {
+            printError("receiptflow inspect: --at takes `now` or a date like 2020-01-31T12:00:00Z, got '\(at)'")
+            return 2
+        }
+    }
+
+    let path = args.positionals.first ?? "-"
+    let input: [UInt8]
+    do {
+        input = try readAll(path)
+    } catch {
+        printError("receiptflow inspect: cannot read \(path): \(error.localizedDescription)")
+        return 1
+    }
+    let report = InspectReport.make(input: input, anchors: anchors, atTime: atTime)
+    var out: [UInt8] = []
+    report.render(pretty: !args.has("--json"), into: &out)
+    out.append(0x0A)
+    FileHandle.standardOutput.write(Data(out))
+    return report.status == 0 ? 0 : 1
+}
+
+/// Reads a whole file, or standard input for `-` (a receipt is small; export streams, inspect need not).
+func readAll(_ path: String) throws -> [UInt8] {
+    if path == "-" { return [UInt8](FileHandle.standardInput.readDataToEndOfFile()) }
+    return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+}
+
+/// Everything `inspect` found about one receipt.
+struct InspectReport {
+    var status: Int32 = 0
+    var error: ReceiptError? = nil
+    var errorDetail: String? = nil
+    var receipt: Receipt? = nil
+    var inputEncoding = "der"
+    var container: SignedDataView? = nil
+    var certificates: [(subject: String, issuer: String, notBefore: Int64, notAfter: Int64, sha256: String)] = []
+    var verification: (checked: Bool, verified: Bool, time: Int64?, signer: String?, anchors: [String]) =
+        (false, false, nil, nil, [])
+
+    static func make(input: [UInt8], anchors: TrustAnchors?, atTime: Int64?) -> InspectReport {
+        var report = InspectReport()
+        report.verification.anchors = anchors?.anchors.map { "\($0.subject) (SHA-256 \($0.sha256))" } ?? []
+        // DER starts with a SEQUENCE tag; anything else is read as base64.
+        var der = input
+        if input.first != BERTag.sequence {
+            report.inputEncoding = "base64"
+            var decoded = [UInt8](repeating: 0, count: Base64.maxDecodedCount(input.count))
+            let result: Result<Int, ReceiptError> = input.withUnsafeBytes { src in
+                decoded.withUnsafeMutableBytes { dst in
+                    do throws(ReceiptError) { return .success(try Base64.decode(src, into: dst)) } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+            guard case .success(let n) = result else {
+                if case .failure(let e) = result { report.fail(e, nil) }
+                return report
+            }
+            der = Array(decoded[0..<n])
+            if der.isEmpty {
+                report.fail(ReceiptError(.emptyReceipt, "the receipt is empty"), nil)
+                return report
+            }
+        }
+        let parser = ReceiptParser()
+        der.withUnsafeBytes { buf in
+            do throws(ReceiptError) {
+                try parser.parse(buf)
+            } catch {
+                report.fail(error, nil)
+            }
+            report.container = parser.container
+            report.receipt = parser.materialize(buf)
+            for range in parser.container.certificates {
+                guard let view = try? CertificateView.parse(buf, range) else { continue }
+                let subject = NameText.render(buf, view.subject) ?? "?"
+                let issuer = NameText.render(buf, view.issuer) ?? "?"
+                let sha = ContentHasher().sha256(UnsafeRawBufferPointer(rebasing: buf[range])).hex
+                report.certificates.append((subject, issuer, view.notBefore, view.notAfter, sha))
+            }
+            guard report.error == nil, let anchors else { return }
+            let created = parser.fields.receiptCreationDate
+            guard let time = atTime ?? created else {
+                report.fail(
+                    ReceiptError(.malformedAttribute, "the receipt has no creation date (attribute 12)"), nil)
+                return
+            }
+            let verifier = ReceiptVerifier(cache: ChainCache(anchors: anchors))
+            let outcome = parser.withContent(buf) { content in
+                verifier.verify(der: buf, container: parser.container, content: content, validationTime: time)
+            }
+            report.verification = (true, outcome.verified, time, outcome.signerSHA256, report.verification.anchors)
+            if let code = outcome.error {
+                report.fail(ReceiptError(code), outcome.detail)
+            }
+        }
+        return report
+    }
+
+    mutating func fail(_ e: ReceiptError, _ detail: String?) {
+        guard error == nil else { return }
+        error = e
+        errorDetail = detail ?? e.description
+        status = e.code.status.rawValue
+    }
+
+    func render(pretty: Bool, into out: inout [UInt8]) {
+        let err = error.map { e in errorDetail.map { _ in e } ?? e }
+        VerifyReceiptJSON.render(
+            receipt: receipt, status: status, error: nil, record: nil, pretty: pretty, into: &out
+        ) { w, out in
+            if let err {
+                w.key("error_code", into: &out)
+                JSONText.appendString(err.code.rawValue, into: &out)
+                w.key("error_detail", into: &out)
+                JSONText.appendString(errorDetail ?? err.description, into: &out)
+            }
+            w.key("verification", into: &out)
+            w.beginObject(into: &out)
+            w.key("checked", into: &out)
+            out.append(contentsOf: (verification.checked ? "true" : "false").utf8)
+            w.key("verified", into: &out)
+            out.append(contentsOf: (verification.verified ? "true" : "false").utf8)
+            if let t = verification.time {
+                w.key("validation_time", into: &out)
+                appendQuotedTime(t, into: &out)
+            }
+            if let s = verification.signer {
+                w.key("signer_sha256", into: &out)
+                JSONText.appendString(s, into: &out)
+            }
+            w.key("trust_anchors", into: &out)
+            JSONText.appendStringArray(verification.anchors, into: &out)
+            w.endObject(into: &out)
+
+            w.key("container", into: &out)
+            w.beginObject(into: &out)
+            w.key("input", into: &out)
+            JSONText.appendString(inputEncoding, into: &out)
+            if let c = container {
+                w.key("encoding", into: &out)
+                JSONText.appendString(c.encoding == .ber ? "BER (indefinite lengths)" : "DER", into: &out)
+                w.key("digest_algorithm", into: &out)
+                JSONText.appendString("\(c.digestAlgorithm.name)", into: &out)
+                w.key("signature_algorithm", into: &out)
+                let sig: String
+                switch c.signatureAlgorithm {
+                case .rsaEncryption: sig = "rsaEncryption"
+                case .sha1WithRSA: sig = "sha1WithRSAEncryption"
+                case .sha256WithRSA: sig = "sha256WithRSAEncryption"
+                case .unsupported: sig = "unsupported"
+                }
+                JSONText.appendString(sig, into: &out)
+                w.key("signed_attributes", into: &out)
+                out.append(contentsOf: (c.signedAttributes != nil ? "true" : "false").utf8)
+                w.key("content_bytes", into: &out)
+                out.append(contentsOf: String(c.content.count).utf8)
+            }
+            w.key("certificates", into: &out)
+            w.beginArray(into: &out)
+            for cert in certificates {
+                w.element(into: &out)
+                w.beginObject(into: &out)
+                w.key("subject", into: &out)
+                JSONText.appendString(cert.subject, into: &out)
+                w.key("issuer", into: &out)
+                JSONText.appendString(cert.issuer, into: &out)
+                w.key("not_before", into: &out)
+                appendQuotedTime(cert.notBefore, into: &out)
+                w.key("not_after", into: &out)
+                appendQuotedTime(cert.notAfter, into: &out)
+                w.key("sha256", into: &out)
+                JSONText.appendString(cert.sha256, into: &out)
+                w.endObject(into: &out)
+            }
+            w.endArray(into: &out)
+            w.endObject(into: &out)
+        }
+    }
+}
+
+/// Appends `"2019-08-08T05:43:20.000Z"` (a JSON string).
+func appendQuotedTime(_ ms: Int64, into out: inout [UInt8]) {
+    out.append(UInt8(ascii: "\""))
+    CivilTime.appendISO8601(epochMillis: ms, into: &out)
+    out.append(UInt8(ascii: "\""))
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Locates test inputs: the shared fixtures beside the checkout (`../shared/fixtures`, or `$RECEIPTFLOW_SHARED`)
 /// and the project's own committed sample data in `data/`.
@@ -25,7 +26,7 @@ public enum Fixtures {
     public static var sharedAvailable: Bool {
         FileManager.default.fileExists(atPath: realDir.appendingPathComponent("expected.json").path)
     }
-    public static let skipReason: StaticString =
+    public static let skipReason: Comment =
         "../shared/fixtures is absent (set RECEIPTFLOW_SHARED to the shared folder to run these tests)"
 
     /// Names of the real receipt fixtures (`*.der`), sorted.

@@ -1,0 +1,134 @@
+import ReceiptModel
+
+/// Standard base64 (RFC 4648 section 4 alphabet) decoding into caller-owned memory, with no allocation.
+///
+/// Rules, chosen for line-wrapped and hand-made exports:
+/// - ASCII whitespace (space, tab, CR, LF, form feed) anywhere is ignored;
+/// - padding is optional, but when present it must complete the last quartet (`xx==`, `xxx=`) and only
+///   whitespace may follow it;
+/// - a final group of one character is invalid (it cannot encode a byte); unused low bits of a final group
+///   are ignored rather than rejected, as most decoders (OpenSSL, Foundation) do;
+/// - anything else (`-`, `_`, `%`, non-ASCII, `=` in the middle) is `invalid_base64`.
+public enum Base64 {
+    /// An upper bound of the decoded size of `count` input characters.
+    @inlinable public static func maxDecodedCount(_ count: Int) -> Int { (count / 4) * 3 + 3 }
+
+    /// Sextet values: 0...63, `pad`, `space`, or `bad`.
+    static let pad: UInt8 = 0x40
+    static let space: UInt8 = 0x41
+    static let bad: UInt8 = 0xFF
+
+    static let table: [UInt8] = {
+        var t = [UInt8](repeating: bad, count: 256)
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        for (v, c) in alphabet.enumerated() { t[Int(c)] = UInt8(v) }
+        t[Int(UInt8(ascii: "="))] = pad
+        for c in [0x20, 0x09, 0x0D, 0x0A, 0x0C] { t[c] = space }
+        return t
+    }()
+
+    /// Decodes `input` into `output` (at least `maxDecodedCount(input.count)` bytes) and returns the byte count.
+    public static func decode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer)
+        throws(ReceiptError) -> Int
+    {
+        precondition(output.count >= maxDecodedCount(input.count))
+        return try table.withUnsafeBufferPointer { (lut) throws(ReceiptError) -> Int in
+            try decode(input, output, lut)
+        }
+    }
+
+    private static func decode(
+        _ input: UnsafeRawBufferPointer, _ output: UnsafeMutableRawBufferPointer, _ lut: UnsafeBufferPointer<UInt8>
+    ) throws(ReceiptError) -> Int {
+        guard let src = input.baseAddress, let dst = output.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+            return 0
+        }
+        let n = input.count
+        var i = 0
+        var o = 0
+        var acc: UInt32 = 0
+        var have = 0  // sextets accumulated in `acc` (0...3)
+        while i < n {
+            // Fast path: a whole quartet of alphabet characters at a group boundary, written as 3 bytes.
+            // In range: i + 4 <= n, and o + 3 <= maxDecodedCount(n) <= output.count since o/3 <= i/4.
+            if have == 0 {
+                while i + 4 <= n {
+                    let a = lut[Int(src.load(fromByteOffset: i, as: UInt8.self))]
+                    let b = lut[Int(src.load(fromByteOffset: i + 1, as: UInt8.self))]
+                    let c = lut[Int(src.load(fromByteOffset: i + 2, as: UInt8.self))]
+                    let d = lut[Int(src.load(fromByteOffset: i + 3, as: UInt8.self))]
+                    guard (a | b | c | d) < 64 else { break }
+                    let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    dst[o] = UInt8(truncatingIfNeeded: v >> 16)
+                    dst[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
+                    dst[o + 2] = UInt8(truncatingIfNeeded: v)
+                    o += 3
+                    i += 4
+                }
+                if i >= n { break }
+            }
+            // Slow path, one character: whitespace, padding, a group split by whitespace, or an error.
+            let s = lut[Int(src.load(fromByteOffset: i, as: UInt8.self))]
+            if s < 64 {
+                acc = acc << 6 | UInt32(s)
+                have += 1
+                if have == 4 {
+                    dst[o] = UInt8(truncatingIfNeeded: acc >> 16)
+                    dst[o + 1] = UInt8(truncatingIfNeeded: acc >> 8)
+                    dst[o + 2] = UInt8(truncatingIfNeeded: acc)
+                    o += 3
+                    have = 0
+                    acc = 0
+                }
+                i += 1
+            } else if s == space {
+                i += 1
+            } else if s == pad {
+                return try finish(src, n, i, dst, o, acc, have)
+            } else {
+                throw ReceiptError(.invalidBase64, at: i, "the receipt is not valid base64")
+            }
+        }
+        return try tail(dst, o, acc, have, at: n)
+    }
+
+    /// Handles `=` at index `i`: it must complete the pending group, then only whitespace may follow.
+    private static func finish(
+        _ src: UnsafeRawPointer, _ n: Int, _ i: Int, _ dst: UnsafeMutablePointer<UInt8>, _ o: Int, _ acc: UInt32,
+        _ have: Int
+    ) throws(ReceiptError) -> Int {
+        guard have >= 2 else { throw ReceiptError(.invalidBase64, at: i, "base64 padding in the wrong place") }
+        var pads = 0
+        var j = i
+        while j < n {
+            let c = src.load(fromByteOffset: j, as: UInt8.self)
+            if c == UInt8(ascii: "=") {
+                pads += 1
+            } else if table[Int(c)] != space {
+                throw ReceiptError(.invalidBase64, at: j, "base64 data after the padding")
+            }
+            j += 1
+        }
+        guard have + pads == 4 else { throw ReceiptError(.invalidBase64, at: i, "wrong amount of base64 padding") }
+        return try tail(dst, o, acc, have, at: i)
+    }
+
+    /// Writes the bytes of a final partial group of `have` sextets.
+    private static func tail(
+        _ dst: UnsafeMutablePointer<UInt8>, _ o: Int, _ acc: UInt32, _ have: Int, at: Int
+    ) throws(ReceiptError) -> Int {
+        switch have {
+        case 0:
+            return o
+        case 2:
+            dst[o] = UInt8(truncatingIfNeeded: acc >> 4)
+            return o + 1
+        case 3:
+            dst[o] = UInt8(truncatingIfNeeded: acc >> 10)
+            dst[o + 1] = UInt8(truncatingIfNeeded: acc >> 2)
+            return o + 2
+        default:
+            throw ReceiptError(.invalidBase64, at: at, "the base64 text ends with a lone character")
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// Inputs: files, stdin, zstd, NDJSON scanning, base64.

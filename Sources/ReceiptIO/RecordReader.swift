@@ -1,0 +1,193 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Limits and sizes of the line reader.
+public struct ReaderOptions: Sendable {
+    /// Longest accepted line in bytes (terminator excluded); longer lines become `record_too_large` records.
+    public var maxRecordSize: Int = 1 << 20
+    /// Target batch buffer size; raised to fit at least one maximal record.
+    public var batchBytes: Int = 4 << 20
+    /// At most this many records per batch, so that a batch of tiny lines keeps its column batch small.
+    public var maxRecordsPerBatch: Int = 8192
+
+    public init(maxRecordSize: Int = 1 << 20, batchBytes: Int = 4 << 20, maxRecordsPerBatch: Int = 8192) {
+        self.maxRecordSize = maxRecordSize
+        self.batchBytes = batchBytes
+        self.maxRecordsPerBatch = maxRecordsPerBatch
+    }
+
+    /// The buffer size a `RecordBatch` for these options needs.
+    /// Twice the largest record, so that a carried tail always leaves room for a whole record after it.
+    public var batchCapacity: Int { max(batchBytes, 2 * maxRecordSize + 2) }
+}
+
+/// Cuts one source into `RecordBatch`es of whole lines. A line that does not fit at the end of a batch moves to
+/// the next; a line longer than `maxRecordSize` becomes a `tooLarge` record and is skipped without buffering it.
+///
+/// Not thread-safe: one reader thread owns it.
+public final class RecordReader {
+    private let source: any ByteSource
+    public let name: String
+    public let sourceIndex: Int
+    private let options: ReaderOptions
+    /// Unfinished bytes carried to the next batch: a partial line, or lines beyond `maxRecordsPerBatch`.
+    private var carry: UnsafeMutableRawPointer? = nil
+    private var carryCount = 0
+    private var line = 1
+    private var skipping = false
+    private var ended = false
+    public private(set) var format: RecordFormat? = nil
+
+    public init(source: any ByteSource, name: String, sourceIndex: Int = 0, options: ReaderOptions = ReaderOptions()) {
+        precondition(options.maxRecordSize > 0 && options.maxRecordsPerBatch > 0)
+        self.source = source
+        self.name = name
+        self.sourceIndex = sourceIndex
+        self.options = options
+    }
+
+    deinit { carry?.deallocate() }
+
+    /// Total size of the underlying file when known.
+    public var knownSize: Int? { source.knownSize }
+    public var bytesConsumed: Int { source.bytesConsumed }
+
+    /// Fills `batch` (whose capacity must be at least `options.batchCapacity`) with the next records.
+    /// Returns false when the source is exhausted and nothing was added.
+    public func fill(_ batch: RecordBatch) throws(InputError) -> Bool {
+        precondition(batch.capacity >= options.batchCapacity, "batch too small for the reader's options")
+        batch.reset()
+        batch.sourceIndex = sourceIndex
+        batch.sourceName = name
+        if ended && carryCount == 0 { return false }
+        let buf = batch.storage
+        let cap = batch.capacity
+        let consumedBefore = source.bytesConsumed
+        var filled = 0
+        if carryCount > 0, let carry {
+            // In range: carryCount <= cap (it came from a batch of the same capacity).
+            buf.copyMemory(from: carry, byteCount: carryCount)
+            filled = carryCount
+            carryCount = 0
+        }
+        var scanned = 0
+        var lineStart = 0
+        let maxRecords = options.maxRecordsPerBatch
+        let maxSize = options.maxRecordSize
+        var full = false
+
+        scanning: while true {
+            while scanned < filled {
+                // In range: scanned < filled <= cap.
+                let nl = memchr(buf + scanned, 0x0A, filled - scanned)
+                if skipping {
+                    guard let nl else {
+                        // Drop the skipped bytes so that the buffer space can be read into again.
+                        filled = lineStart
+                        scanned = lineStart
+                        break
+                    }
+                    let q = buf.distance(to: UnsafeMutableRawPointer(nl))
+                    // Keep what follows the skipped line's newline.
+                    let rest = filled - (q + 1)
+                    if rest > 0 { memmove(buf + lineStart, buf + q + 1, rest) }
+                    filled = lineStart + rest
+                    scanned = lineStart
+                    skipping = false
+                    line += 1
+                    continue
+                }
+                guard let nl else {
+                    scanned = filled
+                    // A line may be one byte over the limit while still unfinished: its last byte may be a `\r`.
+                    if filled - lineStart > maxSize + 1 {
+                        batch.records.append(RecordSpan(offset: lineStart, length: 0, line: line, tooLarge: true))
+                        skipping = true
+                        filled = lineStart
+                        scanned = lineStart
+                        if batch.records.count == maxRecords {
+                            full = true
+                            break scanning
+                        }
+                    }
+                    break
+                }
+                let q = buf.distance(to: UnsafeMutableRawPointer(nl))
+                cut(batch, buf, lineStart, q)
+                lineStart = q + 1
+                scanned = lineStart
+                if batch.records.count == maxRecords {
+                    full = true
+                    break scanning
+                }
+            }
+            if ended { break }
+            if filled == cap {
+                full = true
+                break
+            }
+            let n = try source.read(into: UnsafeMutableRawBufferPointer(start: buf + filled, count: cap - filled))
+            if n == 0 {
+                ended = true
+            } else {
+                filled += n
+            }
+        }
+        if full {
+            carryTail(buf + lineStart, filled - lineStart, capacity: cap)
+        } else {
+            // The end of the source: the last line may lack its newline.
+            if !skipping && filled > lineStart { cut(batch, buf, lineStart, filled) }
+            skipping = false
+        }
+        batch.inputBytes = source.bytesConsumed - consumedBefore
+        batch.format = format ?? .base64
+        return !batch.records.isEmpty || batch.blankLines > 0 || batch.inputBytes > 0 || !ended || carryCount > 0
+    }
+
+    /// Records the line `buf[start..<end]` (terminator excluded) and advances the line counter.
+    private func cut(_ batch: RecordBatch, _ buf: UnsafeMutableRawPointer, _ start: Int, _ end: Int) {
+        defer { line += 1 }
+        var e = end
+        // In range: start <= e - 1 < end <= capacity.
+        if e > start && buf.load(fromByteOffset: e - 1, as: UInt8.self) == 0x0D { e -= 1 }
+        if e - start > options.maxRecordSize {
+            batch.records.append(RecordSpan(offset: start, length: 0, line: line, tooLarge: true))
+            return
+        }
+        var i = start
+        // In range: i < e <= capacity. Blank means only spaces, tabs and carriage returns.
+        while i < e {
+            let b = buf.load(fromByteOffset: i, as: UInt8.self)
+            if b != 0x20 && b != 0x09 && b != 0x0D { break }
+            i += 1
+        }
+        if i == e {
+            batch.blankLines += 1
+            return
+        }
+        if format == nil {
+            format = buf.load(fromByteOffset: i, as: UInt8.self) == UInt8(ascii: "{") ? .ndjson : .base64
+        }
+        batch.records.append(RecordSpan(offset: start, length: e - start, line: line))
+    }
+
+    private func carryTail(_ from: UnsafeMutableRawPointer, _ count: Int, capacity: Int) {
+        guard count > 0 else { return }
+        if carry == nil { carry = .allocate(byteCount: capacity, alignment: 64) }
+        carry!.copyMemory(from: from, byteCount: count)
+        carryCount = count
+    }
+}
+
+extension RecordReader {
+    /// Opens `path` (`-` for standard input) with compression detected from content.
+    public static func open(_ path: String, sourceIndex: Int = 0, options: ReaderOptions = ReaderOptions())
+        throws(InputError) -> RecordReader
+    {
+        RecordReader(source: try InputOpener.open(path), name: path, sourceIndex: sourceIndex, options: options)
+    }
+}

@@ -1,0 +1,204 @@
+import Dispatch
+import Foundation
+import ReceiptIO
+import ReceiptModel
+import ReceiptSink
+import ReceiptVerify
+import Synchronization
+
+/// How a run ended.
+public enum RunOutcome: Sendable {
+    /// Every record was written and the sink finished (files under their final names).
+    case completed(RunResult)
+    /// Input or output failed; the sink was aborted. The message says what to do.
+    case failed(String, RunResult)
+    /// `cancel()` (SIGINT) stopped the run; the sink was aborted.
+    case cancelled(RunResult)
+}
+
+/// Totals of a run, for `summary.json` and the final progress line.
+public struct RunResult: Sendable {
+    public var counts = BatchCounts()
+    public var elapsedSeconds: Double = 0
+    public var chainCacheHits = 0
+    public var chainCacheMisses = 0
+    /// Sum of the input file sizes when all are known (regular files), for percentages.
+    public var inputSize: Int? = nil
+    public init() {}
+}
+
+/// `receiptflow export` as stages: one reader thread cuts inputs into `RecordBatch`es, N workers turn them into
+/// `ColumnBatch`es with their own `RecordProcessor`, and the calling thread writes them to the sink in input
+/// order. A counting semaphore bounds batches read but not yet written, so memory does not grow with the input.
+public final class ExportPipeline: @unchecked Sendable {
+    public let config: PipelineConfig
+    private let sink: BatchSink
+    private let cache: ChainCache?
+    private let cancelled = Atomic<Bool>(false)
+    private let failure = Mutex<String?>(nil)
+    private let live = Mutex(RunResult())
+    private let work = WorkQueue<RecordBatch>()
+    private let finished = ReorderBuffer<(ColumnBatch, BatchCounts)>()
+
+    /// - Parameter cache: the shared chain cache; required unless `config.verify` is false.
+    public init(config: PipelineConfig, sink: BatchSink, cache: ChainCache?) {
+        precondition(config.threads >= 1)
+        precondition(!config.verify || cache != nil, "verification needs a chain cache")
+        self.config = config
+        self.sink = sink
+        self.cache = cache
+    }
+
+    /// Stops reading, discards work in flight and makes `run` abort the sink. Safe from any thread.
+    public func cancel() {
+        cancelled.store(true, ordering: .sequentiallyConsistent)
+        work.close()
+        finished.stop()
+    }
+
+    /// Totals so far (for the progress line); safe from any thread.
+    public var progress: RunResult { live.withLock { $0 } }
+
+    /// Runs to the end (or failure, or cancellation). Writes happen on the calling thread.
+    public func run() -> RunOutcome {
+        let start = ContinuousClock.now
+        func result() -> RunResult {
+            var r = live.withLock { $0 }
+            let e = ContinuousClock.now - start
+            r.elapsedSeconds = Double(e.components.seconds) + Double(e.components.attoseconds) * 1e-18
+            r.chainCacheHits = cache?.hits ?? 0
+            r.chainCacheMisses = cache?.misses ?? 0
+            return r
+        }
+
+        // Open every input first: a missing file stops the run before any work (and any output) is done.
+        var readers: [RecordReader] = []
+        for (k, path) in config.inputs.enumerated() {
+            do throws(InputError) {
+                readers.append(try RecordReader.open(path, sourceIndex: k, options: config.reader))
+            } catch {
+                sink.abort()
+                return .failed(error.message, result())
+            }
+        }
+        let sizes = readers.map(\.knownSize)
+        live.withLock { $0.inputSize = sizes.contains { $0 == nil } ? nil : sizes.reduce(0) { $0 + $1! } }
+
+        let slots = DispatchSemaphore(value: config.effectiveInFlight)
+        let batches = Pool { [config] in
+            RecordBatch(capacity: config.reader.batchCapacity, maxRecords: config.reader.maxRecordsPerBatch)
+        }
+        let columns = Pool { ColumnBatch(sequence: 0) }
+        let workers = DispatchGroup()
+        let readerQueue = DispatchQueue(label: "receiptflow.reader")
+        let readerBox = UncheckedBox(readers)
+        readerQueue.async { [self] in read(readerBox.value, slots, batches) }
+        for k in 0..<config.threads {
+            // A serial queue of its own gives each worker a thread that may block on the work queue.
+            DispatchQueue(label: "receiptflow.worker.\(k)").async(group: workers) { [self] in
+                work(batches, columns)
+            }
+        }
+
+        // The writer: batches in sequence order, each slot released once its batch is written.
+        var next = 0
+        while let (batch, counts) = finished.take(next) {
+            if cancelled.load(ordering: .relaxed) { break }
+            do throws(SinkError) {
+                try sink.write(batch)
+            } catch {
+                fail(error.message)
+                break
+            }
+            live.withLock { $0.counts.add(counts) }
+            columns.give(batch)
+            slots.signal()
+            next += 1
+        }
+
+        if let message = failure.withLock({ $0 }) {
+            cancel()
+            workers.wait()
+            sink.abort()
+            return .failed(message, result())
+        }
+        if cancelled.load(ordering: .sequentiallyConsistent) {
+            workers.wait()
+            sink.abort()
+            return .cancelled(result())
+        }
+        workers.wait()
+        do throws(SinkError) {
+            try sink.finish()
+        } catch {
+            sink.abort()
+            return .failed(error.message, result())
+        }
+        return .completed(result())
+    }
+
+    private func fail(_ message: String) {
+        failure.withLock { if $0 == nil { $0 = message } }
+        cancel()
+    }
+
+    // MARK: - Stages
+
+    /// The reader thread: every input in order, one batch per free slot.
+    private func read(_ readers: [RecordReader], _ slots: DispatchSemaphore, _ batches: Pool<RecordBatch>) {
+        var sequence = 0
+        defer {
+            finished.end(at: sequence)
+            work.close()
+        }
+        for reader in readers {
+            while true {
+                // Wait for a slot, checking now and then whether the run was cancelled meanwhile.
+                while slots.wait(timeout: .now() + .milliseconds(100)) == .timedOut {
+                    if cancelled.load(ordering: .relaxed) { return }
+                }
+                if cancelled.load(ordering: .relaxed) { return }
+                let batch = batches.take()
+                let more: Bool
+                do throws(InputError) {
+                    more = try reader.fill(batch)
+                } catch {
+                    batches.give(batch)
+                    fail(error.message)
+                    return
+                }
+                guard more else {
+                    batches.give(batch)
+                    slots.signal()
+                    break
+                }
+                batch.sequence = sequence
+                sequence += 1
+                work.push(batch)
+            }
+        }
+    }
+
+    /// A worker thread: its own processor, batches from the queue, results to the reorder buffer.
+    private func work(_ batches: Pool<RecordBatch>, _ columns: Pool<ColumnBatch>) {
+        let processor = RecordProcessor(config: config, cache: cache)
+        var counts = BatchCounts()
+        while let batch = work.pop() {
+            if cancelled.load(ordering: .relaxed) {
+                batches.give(batch)
+                continue
+            }
+            var out = columns.take()
+            processor.process(batch, into: &out, counts: &counts)
+            let sequence = batch.sequence
+            batches.give(batch)
+            finished.put(sequence, (out, counts))
+        }
+    }
+}
+
+/// Moves a non-Sendable value into the reader thread, which becomes its only user.
+struct UncheckedBox<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}

@@ -1,0 +1,63 @@
+import ReceiptIO
+import ReceiptModel
+import ReceiptSink
+
+/// Which receipt environment a run accepts (`--environment`).
+public enum EnvironmentRequirement: String, Sendable, CaseIterable {
+    case production
+    case sandbox
+    case any
+
+    /// The status for a receipt of the other environment: 21007 (sandbox receipt, production required) or
+    /// 21008 (production receipt, sandbox required); nil when it is accepted.
+    ///
+    /// `receipt_type` decides: `...Sandbox` and `Xcode` are sandbox, anything else (including a missing type)
+    /// is production, as Apple's servers route them.
+    public func rejection(receiptType: UnsafeRawBufferPointer?) -> ReceiptStatus? {
+        guard self != .any else { return nil }
+        let sandbox = receiptType.map(Self.isSandbox) ?? false
+        switch self {
+        case .production: return sandbox ? .sandboxReceiptInProduction : nil
+        case .sandbox: return sandbox ? nil : .productionReceiptInSandbox
+        case .any: return nil
+        }
+    }
+
+    static func isSandbox(_ t: UnsafeRawBufferPointer) -> Bool {
+        let suffix = Array("Sandbox".utf8)
+        if t.count >= suffix.count && t.suffix(suffix.count).elementsEqual(suffix) { return true }
+        return t.elementsEqual("Xcode".utf8)
+    }
+}
+
+/// Everything the stages need to know about a run, from the command line.
+public struct PipelineConfig: Sendable {
+    /// Input paths as given (`-` is standard input); read in this order.
+    public var inputs: [String] = ["-"]
+    /// The receipt key (`--field`); nil for the first of `receipt-data`, `receipt_data`, `receipt` present.
+    public var field: String? = nil
+    /// The key copied into `record_id` (`--id-field`).
+    public var idField: String? = "id"
+    /// False for `--no-verify`: decode only, `verified` is false.
+    public var verify: Bool = true
+    public var environment: EnvironmentRequirement = .any
+    /// `--bundle-id`, repeatable; empty accepts any app.
+    public var bundleIDs: [String] = []
+    /// Worker threads (`--threads`).
+    public var threads: Int = 1
+    public var reader = ReaderOptions()
+    /// Batches read but not yet written; memory is bounded by this times the batch size. 0 picks a default.
+    public var inFlight: Int = 0
+    /// Render `ColumnBatch.ndjson` (for `--format ndjson`).
+    public var renderNDJSON = false
+
+    public init() {}
+
+    /// Batches in flight when `inFlight` is 0: enough to keep every worker busy while the writer works,
+    /// but never more than about 160 MB of batch buffers.
+    public var effectiveInFlight: Int {
+        if inFlight > 0 { return inFlight }
+        let byMemory = max(2, (160 << 20) / max(reader.batchCapacity, 1))
+        return max(2, min(2 * threads + 2, byMemory))
+    }
+}

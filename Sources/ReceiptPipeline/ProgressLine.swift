@@ -1,0 +1,49 @@
+import Foundation
+
+/// The progress line on standard error: records, receipts per second, MB/s, and percentage and time left when
+/// the input size is known. Redrawn in place (`\r`) twice a second; the clock is read only here.
+public final class ProgressLine: @unchecked Sendable {
+    private let timer: DispatchSourceTimer
+    private let started = ContinuousClock.now
+    private let read: @Sendable () -> RunResult
+
+    /// Starts redrawing from `read` until `stop`.
+    public init(interval: Double = 0.5, read: @escaping @Sendable () -> RunResult) {
+        self.read = read
+        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "receiptflow.progress"))
+        timer.schedule(deadline: .now() + interval, repeating: interval)
+        timer.setEventHandler { [weak self] in self?.draw(final: false) }
+        timer.resume()
+    }
+
+    /// Draws the last line and ends it with a newline.
+    public func stop() {
+        timer.cancel()
+        draw(final: true)
+    }
+
+    private func draw(final: Bool) {
+        let r = read()
+        let e = ContinuousClock.now - started
+        let seconds = max(Double(e.components.seconds) + Double(e.components.attoseconds) * 1e-18, 1e-9)
+        FileHandle.standardError.write(Data(Self.text(r, seconds: seconds, final: final).utf8))
+    }
+
+    /// The line for `r` after `seconds`; `\r`-prefixed so that it overwrites the previous one.
+    public static func text(_ r: RunResult, seconds: Double, final: Bool) -> String {
+        let c = r.counts
+        let rate = Double(c.records) / seconds
+        let mbps = Double(c.inputBytes) / seconds / 1_000_000
+        var s = "\r\(c.records) records, \(Int(rate.rounded())) receipts/s, \(String(format: "%.1f", mbps)) MB/s"
+        if let size = r.inputSize, size > 0 {
+            let fraction = min(Double(c.inputBytes) / Double(size), 1)
+            s += String(format: ", %.1f%%", fraction * 100)
+            if !final && fraction > 0 {
+                let left = seconds * (1 - fraction) / fraction
+                s += ", \(Int(left.rounded()))s left"
+            }
+        }
+        s += final ? "\n" : "   "
+        return s
+    }
+}

@@ -1,1 +1,0 @@
-// Dispatch stages, backpressure and ordering.

@@ -1,0 +1,331 @@
+import ReceiptDER
+import ReceiptIO
+import ReceiptModel
+import ReceiptVerify
+
+/// One worker thread's reusable state and the per-record logic: scan the line, decode base64, parse, verify,
+/// apply the run's policies, and append exactly one receipts row (plus transactions for a valid receipt).
+///
+/// Owns every buffer it touches, sized once for the largest record, so a warm processor does not allocate per
+/// record (column arrays grow only until they reach a batch's size, and are reused across batches).
+public final class RecordProcessor {
+    let config: PipelineConfig
+    let scanner: NDJSONScanner
+    let parser = ReceiptParser()
+    let verifier: ReceiptVerifier?
+    let hasher = ContentHasher()
+    let bundleIDs: [[UInt8]]
+    let renderer: VerifyReceiptRenderer?
+    /// Base64 output, the unescaped receipt string, the unescaped record id, a hex digest.
+    let decoded: UnsafeMutableRawBufferPointer
+    let unescaped: UnsafeMutableRawBufferPointer
+    let idScratch: UnsafeMutableRawBufferPointer
+    let hexScratch: UnsafeMutableRawBufferPointer
+
+    /// - Parameter cache: the run's shared chain cache; required when `config.verify` is true.
+    public init(config: PipelineConfig, cache: ChainCache?) {
+        precondition(!config.verify || cache != nil, "verification needs a chain cache")
+        self.config = config
+        scanner = NDJSONScanner(field: config.field, idField: config.idField)
+        verifier = config.verify ? cache.map { ReceiptVerifier(cache: $0) } : nil
+        bundleIDs = config.bundleIDs.map { Array($0.utf8) }
+        renderer = config.renderNDJSON ? VerifyReceiptRenderer() : nil
+        let maxRecord = config.reader.maxRecordSize
+        decoded = .allocate(byteCount: Base64.maxDecodedCount(maxRecord), alignment: 16)
+        unescaped = .allocate(byteCount: max(maxRecord, 1), alignment: 16)
+        idScratch = .allocate(byteCount: max(maxRecord, 1), alignment: 16)
+        hexScratch = .allocate(byteCount: 64, alignment: 16)
+    }
+
+    deinit {
+        decoded.deallocate()
+        unescaped.deallocate()
+        idScratch.deallocate()
+        hexScratch.deallocate()
+    }
+
+    /// Turns every record of `batch` into rows of `out` (cleared first), in order, and counts them.
+    public func process(_ batch: RecordBatch, into out: inout ColumnBatch, counts: inout BatchCounts) {
+        out.sequence = batch.sequence
+        out.inputBytes = batch.inputBytes
+        out.receipts.removeAll()
+        out.transactions.removeAll()
+        out.ndjson.removeAll(keepingCapacity: true)
+        counts.reset()
+        counts.blankLines = batch.blankLines
+        counts.inputBytes = batch.inputBytes
+        var source = batch.sourceName
+        source.withUTF8 { name in
+            let src = UnsafeRawBufferPointer(name)
+            for i in batch.records.indices {
+                let span = batch.records[i]
+                var ctx = RowContext(source: src, line: span.line)
+                if span.tooLarge {
+                    fail(
+                        &out, &counts, &ctx, .recordTooLarge,
+                        .text("the line is longer than the maximum record size (--max-record-size)", at: -1))
+                    continue
+                }
+                batch.withRecord(i) { line in processLine(line, batch.format, &out, &counts, &ctx) }
+            }
+        }
+        counts.transactions = out.transactions.rowCount
+    }
+
+    /// Where the current row comes from.
+    struct RowContext {
+        var source: UnsafeRawBufferPointer
+        var line: Int
+        var recordID: UnsafeRawBufferPointer? = nil
+        var receiptSHA256: UnsafeRawBufferPointer? = nil
+    }
+
+    // MARK: - Input line to receipt bytes
+
+    private func processLine(
+        _ line: UnsafeRawBufferPointer, _ format: RecordFormat, _ out: inout ColumnBatch, _ counts: inout BatchCounts,
+        _ ctx: inout RowContext
+    ) {
+        var text = line
+        if format == .ndjson {
+            let r = scanner.scan(line)
+            ctx.recordID = recordID(r.id, line)
+            if let code = r.error {
+                return fail(&out, &counts, &ctx, code, .text(r.detail, at: r.errorOffset))
+            }
+            let raw = UnsafeRawBufferPointer(rebasing: line[r.receipt.range])
+            if r.receipt.escaped {
+                // In range: unescaping never lengthens, and raw.count <= line.count <= unescaped.count.
+                let n = JSONString.unescape(raw, into: unescaped)
+                text = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(unescaped)[0..<n])
+            } else {
+                text = raw
+            }
+        }
+        let n: Int
+        do throws(ReceiptError) {
+            n = try Base64.decode(text, into: decoded)
+        } catch {
+            return fail(&out, &counts, &ctx, .invalidBase64, Detail(error))
+        }
+        if n == 0 {
+            return fail(&out, &counts, &ctx, .emptyReceipt, .text("the receipt string holds only whitespace", at: -1))
+        }
+        let der = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(decoded)[0..<n])
+        hasher.sha256Hex(der, into: hexScratch)
+        ctx.receiptSHA256 = UnsafeRawBufferPointer(hexScratch)
+        processReceipt(der, &out, &counts, &ctx)
+    }
+
+    /// The text of the `--id-field` value: a string (unescaped), a number's literal, or a boolean.
+    private func recordID(_ v: JSONValue, _ line: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        switch v {
+        case .string(let ref):
+            let raw = UnsafeRawBufferPointer(rebasing: line[ref.range])
+            guard ref.escaped else { return raw }
+            let n = JSONString.unescape(raw, into: idScratch)
+            return UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(idScratch)[0..<n])
+        case .number(let range):
+            return UnsafeRawBufferPointer(rebasing: line[range])
+        case .bool(let b):
+            let s: StaticString = b ? "true" : "false"
+            return UnsafeRawBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount)
+        case .absent, .null, .container:
+            return nil
+        }
+    }
+
+    // MARK: - Receipt bytes to rows
+
+    private func processReceipt(
+        _ der: UnsafeRawBufferPointer, _ out: inout ColumnBatch, _ counts: inout BatchCounts, _ ctx: inout RowContext
+    ) {
+        var parseError: ReceiptError? = nil
+        do throws(ReceiptError) {
+            try parser.parse(der)
+        } catch {
+            parseError = error
+        }
+        parser.withContent(der) { payload in
+            let fields = parser.fields
+            var verdict = Verdict()
+            if let e = parseError {
+                verdict.reject(e.code, e.code.status, Detail(e))
+            } else {
+                check(der, payload, fields, &verdict)
+            }
+            let digest = parser.container.digestAlgorithm
+            appendReceipt(&out.receipts, ctx, verdict, payload: payload, fields: fields, digest: digest)
+            counts.count(verdict.status, verdict.code)
+            let firstTransaction = out.transactions.rowCount
+            if verdict.status == .valid {
+                appendTransactions(&out.transactions, ctx, payload: payload, fields: fields)
+            }
+            renderer?.append(
+                &out, row: out.receipts.rowCount - 1, transactions: firstTransaction..<out.transactions.rowCount)
+        }
+    }
+
+    /// The outcome for one receipt so far.
+    struct Verdict {
+        var status = ReceiptStatus.valid
+        var code: ErrorCode? = nil
+        var detail = Detail.none
+        var verified = false
+        var signer: String? = nil
+
+        mutating func reject(_ c: ErrorCode, _ s: ReceiptStatus, _ d: Detail) {
+            guard code == nil else { return }
+            code = c
+            status = s
+            detail = d
+            verified = false
+        }
+    }
+
+    /// Verification (unless `--no-verify`), then the environment and bundle policies.
+    private func check(
+        _ der: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer, _ fields: ReceiptFields,
+        _ verdict: inout Verdict
+    ) {
+        if let verifier {
+            let created = fields.receiptCreationDate
+            let outcome = verifier.verify(
+                der: der, container: parser.container, content: payload, validationTime: created ?? 0)
+            verdict.signer = outcome.signerSHA256
+            if let code = outcome.error,
+                created != nil || (code != .certificateExpired && code != .certificateNotYetValid)
+            {
+                verdict.reject(code, outcome.status, .string(outcome.detail ?? code.rawValue))
+            } else if created == nil {
+                // Validity is judged at the creation date only (contract.md); without one it cannot be judged.
+                verdict.reject(
+                    .malformedAttribute, .malformed,
+                    .text("the receipt has no creation date (attribute 12) to judge its certificates at", at: -1))
+            } else {
+                verdict.verified = true
+            }
+        } else {
+            verdict.signer = signerFingerprint(der)
+        }
+        let type = fields.receiptType.flatMap { r -> UnsafeRawBufferPointer? in
+            r.upperBound <= payload.count ? UnsafeRawBufferPointer(rebasing: payload[r]) : nil
+        }
+        if let status = config.environment.rejection(receiptType: type) {
+            verdict.reject(
+                .wrongEnvironment, status,
+                status == .sandboxReceiptInProduction
+                    ? .text("a sandbox receipt where --environment production was required", at: -1)
+                    : .text("a production receipt where --environment sandbox was required", at: -1))
+        }
+        if !bundleIDs.isEmpty {
+            let bundle = fields.bundleID.flatMap { r -> UnsafeRawBufferPointer? in
+                r.upperBound <= payload.count ? UnsafeRawBufferPointer(rebasing: payload[r]) : nil
+            }
+            let allowed = bundle.map { b in bundleIDs.contains { $0.elementsEqual(b) } } ?? false
+            if !allowed {
+                verdict.reject(
+                    .wrongBundleID, .notAuthenticated,
+                    .text("the receipt is for an app not named by --bundle-id", at: -1))
+            }
+        }
+    }
+
+    /// With `--no-verify`: the hex SHA-256 of the embedded certificate the SignerInfo names, found by issuer and
+    /// serial number, without checking anything.
+    private func signerFingerprint(_ der: UnsafeRawBufferPointer) -> String? {
+        let c = parser.container
+        guard c.signerSerial.upperBound <= der.count, c.signerIssuer.upperBound <= der.count else { return nil }
+        let serial = der[c.signerSerial]
+        let issuer = der[c.signerIssuer]
+        for tlv in c.certificates where tlv.upperBound <= der.count {
+            guard let cert = try? CertificateView.parse(der, tlv) else { continue }
+            if der[cert.serial].elementsEqual(serial) && der[cert.issuer].elementsEqual(issuer) {
+                return hasher.sha256(UnsafeRawBufferPointer(rebasing: der[tlv])).hex
+            }
+        }
+        return nil
+    }
+
+    /// A row for a record rejected before its receipt could be parsed: only the record's identity is known.
+    private func fail(
+        _ out: inout ColumnBatch, _ counts: inout BatchCounts, _ ctx: inout RowContext, _ code: ErrorCode,
+        _ detail: Detail
+    ) {
+        var verdict = Verdict()
+        verdict.reject(code, code.status, detail)
+        appendReceipt(&out.receipts, ctx, verdict, payload: nil, fields: nil, digest: nil)
+        counts.count(verdict.status, code)
+        renderer?.append(&out, row: out.receipts.rowCount - 1, transactions: 0..<0)
+    }
+
+    // MARK: - Rows
+
+    private func appendReceipt(
+        _ t: inout ColumnTable, _ ctx: RowContext, _ v: Verdict, payload: UnsafeRawBufferPointer?,
+        fields: ReceiptFields?, digest: DigestAlgorithm?
+    ) {
+        typealias C = ReceiptsColumns
+        t.strings[C.source].append(ctx.source)
+        t.int64s[C.line].append(Int64(ctx.line))
+        t.strings[C.recordID].append(optional: ctx.recordID)
+        t.int32s[C.status].append(v.status.rawValue)
+        if let code = v.code {
+            t.strings[C.errorCode].append(code.rawValue)
+        } else {
+            t.strings[C.errorCode].appendNull()
+        }
+        t.strings[C.errorDetail].append(v.detail, code: v.code)
+        t.bools[C.verified].append(v.verified)
+        let p = payload ?? UnsafeRawBufferPointer(start: nil, count: 0)
+        t.strings[C.receiptType].append(fields?.receiptType, in: p)
+        t.strings[C.bundleID].append(fields?.bundleID, in: p)
+        t.strings[C.applicationVersion].append(fields?.applicationVersion, in: p)
+        t.strings[C.originalApplicationVersion].append(fields?.originalApplicationVersion, in: p)
+        t.int64s[C.appItemID].append(fields?.appItemID)
+        t.int64s[C.downloadID].append(fields?.downloadID)
+        t.int64s[C.versionExternalIdentifier].append(fields?.versionExternalIdentifier)
+        t.int64s[C.receiptCreationDate].append(fields?.receiptCreationDate)
+        t.int64s[C.originalPurchaseDate].append(fields?.originalPurchaseDate)
+        t.int64s[C.expirationDate].append(fields?.expirationDate)
+        t.int32s[C.inAppCount].append(fields.map { Int32(clamping: $0.inAppCount) })
+        switch digest {
+        case .sha1?: t.strings[C.digestAlgorithm].append("sha1" as StaticString)
+        case .sha256?: t.strings[C.digestAlgorithm].append("sha256" as StaticString)
+        default: t.strings[C.digestAlgorithm].appendNull()
+        }
+        t.strings[C.signerSHA256].append(v.signer)
+        t.strings[C.receiptSHA256].append(optional: ctx.receiptSHA256)
+        t.rowCount += 1
+    }
+
+    private func appendTransactions(
+        _ t: inout ColumnTable, _ ctx: RowContext, payload p: UnsafeRawBufferPointer, fields f: ReceiptFields
+    ) {
+        typealias C = TransactionsColumns
+        for k in 0..<f.inAppCount {
+            let e = f.inApp[k]
+            t.strings[C.source].append(ctx.source)
+            t.int64s[C.line].append(Int64(ctx.line))
+            t.strings[C.recordID].append(optional: ctx.recordID)
+            // Non-nullable in the schema: an absent value is written as an empty string.
+            t.strings[C.bundleID].append(f.bundleID ?? 0..<0, in: p)
+            t.strings[C.receiptType].append(f.receiptType ?? 0..<0, in: p)
+            t.int32s[C.quantity].append(narrowing: e.quantity)
+            t.strings[C.productID].append(e.productID ?? 0..<0, in: p)
+            t.strings[C.transactionID].append(e.transactionID ?? 0..<0, in: p)
+            t.strings[C.originalTransactionID].append(e.originalTransactionID, in: p)
+            t.int64s[C.purchaseDate].append(e.purchaseDate)
+            t.int64s[C.originalPurchaseDate].append(e.originalPurchaseDate)
+            t.int64s[C.expiresDate].append(e.expiresDate)
+            t.int64s[C.cancellationDate].append(e.cancellationDate)
+            t.int64s[C.webOrderLineItemID].append(e.webOrderLineItemID)
+            t.bools[C.isTrialPeriod].append(e.isTrialPeriod.map { $0 != 0 })
+            t.bools[C.isInIntroOfferPeriod].append(e.isInIntroOfferPeriod.map { $0 != 0 })
+            t.strings[C.promotionalOfferID].append(e.promotionalOfferID, in: p)
+            t.int32s[C.productType].append(narrowing: e.productType)
+            t.int32s[C.cancellationReason].append(narrowing: e.cancellationReason)
+            t.rowCount += 1
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import ReceiptModel
+
+/// `summary.json`: counts by status and error code, rows written, bytes and records read, time, rate and the
+/// chain cache's hits and misses. Written atomically (temporary name, then rename).
+public struct RunSummary: Sendable {
+    public var result: RunResult
+    public var inputs: [String]
+    public var format: String
+    public var verify: Bool
+    public var threads: Int
+    public var toolVersion = ReceiptflowVersion.string
+
+    public init(result: RunResult, inputs: [String], format: String, verify: Bool, threads: Int) {
+        self.result = result
+        self.inputs = inputs
+        self.format = format
+        self.verify = verify
+        self.threads = threads
+    }
+
+    /// Records per second over the whole run.
+    public var receiptsPerSecond: Double {
+        result.elapsedSeconds > 0 ? Double(result.counts.records) / result.elapsedSeconds : 0
+    }
+
+    /// The JSON object, keys sorted so that runs diff cleanly.
+    public func jsonObject() -> [String: Any] {
+        let c = result.counts
+        var byStatus: [String: Int] = [:]
+        for (i, s) in ReceiptStatus.allCases.enumerated() { byStatus[String(s.rawValue)] = c.byStatus[i] }
+        var byCode: [String: Int] = [:]
+        for (i, e) in ErrorCode.allCases.enumerated() { byCode[e.rawValue] = c.byCode[i] }
+        return [
+            "tool_version": toolVersion,
+            "inputs": inputs,
+            "format": format,
+            "verify": verify,
+            "threads": threads,
+            "records": c.records,
+            "receipts_written": c.records,
+            "valid": c.count(of: .valid),
+            "rejected": c.records - c.count(of: .valid),
+            "transactions_written": c.transactions,
+            "blank_lines": c.blankLines,
+            "bytes_read": c.inputBytes,
+            "by_status": byStatus,
+            "by_error_code": byCode,
+            "elapsed_seconds": (result.elapsedSeconds * 1000).rounded() / 1000,
+            "receipts_per_second": receiptsPerSecond.rounded(),
+            "chain_cache": ["hits": result.chainCacheHits, "misses": result.chainCacheMisses],
+        ]
+    }
+
+    /// Writes `summary.json` into `directory` under a temporary name, then renames it into place.
+    public func write(to directory: String) throws(SinkErrorText) {
+        let data: Data
+        do {
+            data = try JSONSerialization.data(withJSONObject: jsonObject(), options: [.prettyPrinted, .sortedKeys])
+        } catch {
+            throw SinkErrorText("cannot render summary.json: \(error)")
+        }
+        let dir = URL(fileURLWithPath: directory)
+        let final = dir.appendingPathComponent("summary.json")
+        let temp = dir.appendingPathComponent(".summary.json.tmp-\(getpid())")
+        do {
+            try (data + Data("\n".utf8)).write(to: temp)
+            if rename(temp.path, final.path) != 0 {
+                let why = String(cString: strerror(errno))
+                try? FileManager.default.removeItem(at: temp)
+                throw SinkErrorText("cannot rename \(temp.path) to \(final.path): \(why)")
+            }
+        } catch let e as SinkErrorText {
+            throw e
+        } catch {
+            throw SinkErrorText(
+                "cannot write \(final.path): \(error.localizedDescription); check that --out is writable")
+        }
+    }
+}
+
+/// A failure writing the summary; the run cannot complete (exit status 1).
+public struct SinkErrorText: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ m: String) { message = m }
+    public var description: String { message }
+}

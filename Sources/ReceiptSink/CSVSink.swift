@@ -1,0 +1,59 @@
+import ReceiptModel
+
+/// `--format csv`: `receipts.csv` and `transactions.csv` (CSVEncoder's dialect).
+public final class CSVSink: BatchSink {
+    private let receipts: OutputFile
+    private let transactions: OutputFile
+    private var scratch: [UInt8] = []
+    private var done = false
+
+    public init(directory: String) throws(SinkError) {
+        receipts = try OutputFile(directory: directory, name: "receipts.csv")
+        do {
+            transactions = try OutputFile(directory: directory, name: "transactions.csv")
+        } catch {
+            receipts.discard()
+            throw error
+        }
+        CSVEncoder.appendHeader(.receipts, into: &scratch)
+        try receipts.write(scratch)
+        scratch.removeAll(keepingCapacity: true)
+        CSVEncoder.appendHeader(.transactions, into: &scratch)
+        try transactions.write(scratch)
+    }
+
+    public func write(_ batch: ColumnBatch) throws(SinkError) {
+        try append(batch.receipts, to: receipts)
+        try append(batch.transactions, to: transactions)
+    }
+
+    /// Renders in slices so that the scratch buffer stays small whatever the batch size.
+    private func append(_ table: ColumnTable, to file: OutputFile) throws(SinkError) {
+        var start = 0
+        while start < table.rowCount {
+            let end = min(table.rowCount, start + 1024)
+            scratch.removeAll(keepingCapacity: true)
+            CSVEncoder.appendRows(table, rows: start..<end, into: &scratch)
+            try file.write(scratch)
+            start = end
+        }
+    }
+
+    public func finish() throws(SinkError) {
+        guard !done else { return }
+        done = true
+        do {
+            try receipts.commit()
+            try transactions.commit()
+        } catch {
+            transactions.discard()
+            throw error
+        }
+    }
+
+    public func abort() {
+        done = true
+        receipts.discard()
+        transactions.discard()
+    }
+}

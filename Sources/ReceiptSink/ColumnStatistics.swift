@@ -1,0 +1,69 @@
+/// Exact statistics of one column chunk: null count, and min/max in the column's type-defined order.
+///
+/// Integers and timestamps compare signed; strings by unsigned bytes. Min/max are dropped (null count kept) when
+/// a bound is longer than `maxBoundBytes`, because truncated bounds would no longer be exact values.
+struct ColumnStatistics {
+    static let maxBoundBytes = 1024
+
+    var nullCount: Int64 = 0
+    var hasValue = false
+    var minInt: Int64 = 0
+    var maxInt: Int64 = 0
+    var minBytes: [UInt8] = []
+    var maxBytes: [UInt8] = []
+
+    mutating func reset() {
+        nullCount = 0
+        hasValue = false
+        minBytes.removeAll(keepingCapacity: true)
+        maxBytes.removeAll(keepingCapacity: true)
+    }
+
+    @inline(__always) mutating func update(_ v: Int64) {
+        if !hasValue {
+            hasValue = true
+            minInt = v
+            maxInt = v
+        } else if v < minInt {
+            minInt = v
+        } else if v > maxInt {
+            maxInt = v
+        }
+    }
+
+    mutating func update(_ v: UnsafeRawBufferPointer) {
+        if !hasValue {
+            hasValue = true
+            minBytes.append(contentsOf: v)
+            maxBytes.append(contentsOf: v)
+            return
+        }
+        if minBytes.withUnsafeBytes({ compareBytes(v, $0) }) < 0 {
+            minBytes.removeAll(keepingCapacity: true)
+            minBytes.append(contentsOf: v)
+        } else if maxBytes.withUnsafeBytes({ compareBytes(v, $0) }) > 0 {
+            maxBytes.removeAll(keepingCapacity: true)
+            maxBytes.append(contentsOf: v)
+        }
+    }
+
+    /// Appends the PLAIN encoding of the min (or max) bound for a column of `type`; false when it must be omitted.
+    func appendBound(min: Bool, type: Parquet.PhysicalType, into out: inout [UInt8]) -> Bool {
+        guard hasValue else { return false }
+        let v = min ? minInt : maxInt
+        switch type {
+        case .boolean:
+            out.append(v != 0 ? 1 : 0)
+        case .int32:
+            var le = Int32(truncatingIfNeeded: v).littleEndian
+            withUnsafeBytes(of: &le) { out.append(contentsOf: $0) }
+        case .int64:
+            var le = v.littleEndian
+            withUnsafeBytes(of: &le) { out.append(contentsOf: $0) }
+        case .byteArray:
+            if minBytes.count > Self.maxBoundBytes || maxBytes.count > Self.maxBoundBytes { return false }
+            out.append(contentsOf: min ? minBytes : maxBytes)
+        }
+        return true
+    }
+}

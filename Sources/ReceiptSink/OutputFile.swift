@@ -1,0 +1,118 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A file written under a temporary name in its final directory and renamed into place by `commit()`, so that
+/// readers see it complete or not at all. `discard()` removes it. Small writes are buffered.
+final class OutputFile {
+    let path: String
+    let tempPath: String
+    private var fd: Int32
+    /// Bytes written so far (buffered ones included): the absolute offset of the next byte.
+    private(set) var offset: Int64 = 0
+    private var buffer: [UInt8] = []
+    private let bufferLimit = 1 << 20
+
+    /// Creates `directory/name` as a hidden temporary file beside its final name (`.name.<pid>.tmp`).
+    init(directory: String, name: String) throws(SinkError) {
+        path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
+        tempPath = (directory.hasSuffix("/") ? directory : directory + "/") + ".\(name).\(getpid()).tmp"
+        fd = open(tempPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        if fd < 0 { throw SinkError.system("cannot create", tempPath) }
+        buffer.reserveCapacity(bufferLimit)
+    }
+
+    deinit {
+        if fd >= 0 { discard() }
+    }
+
+    /// Appends bytes (buffered; large writes go straight to the file).
+    func write(_ bytes: UnsafeRawBufferPointer) throws(SinkError) {
+        offset += Int64(bytes.count)
+        if buffer.count + bytes.count <= bufferLimit {
+            buffer.append(contentsOf: bytes)
+            return
+        }
+        try flush()
+        if bytes.count >= bufferLimit {
+            try writeAll(bytes)
+        } else {
+            buffer.append(contentsOf: bytes)
+        }
+    }
+
+    func write(_ bytes: [UInt8]) throws(SinkError) {
+        var err: SinkError? = nil
+        bytes.withUnsafeBytes { p in
+            do throws(SinkError) { try write(p) } catch { err = error }
+        }
+        if let err { throw err }
+    }
+
+    /// Writes the first `count` bytes of `bytes`.
+    func write(_ bytes: [UInt8], count: Int) throws(SinkError) {
+        var err: SinkError? = nil
+        bytes.withUnsafeBytes { p in
+            do throws(SinkError) { try write(UnsafeRawBufferPointer(rebasing: p[0..<count])) } catch { err = error }
+        }
+        if let err { throw err }
+    }
+
+    func flush() throws(SinkError) {
+        if buffer.isEmpty { return }
+        var err: SinkError? = nil
+        buffer.withUnsafeBytes { p in
+            do throws(SinkError) { try writeAll(p) } catch { err = error }
+        }
+        buffer.removeAll(keepingCapacity: true)
+        if let err { throw err }
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) throws(SinkError) {
+        var done = 0
+        while done < bytes.count {
+            let n = posixWrite(fd, bytes.baseAddress! + done, bytes.count - done)  // done < count: in range
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw SinkError.system("cannot write", tempPath)
+            }
+            done += n
+        }
+    }
+
+    /// Flushes, syncs and renames the file to its final name.
+    func commit() throws(SinkError) {
+        do throws(SinkError) {
+            try flush()
+            if fsync(fd) != 0 && errno != EINVAL { throw SinkError.system("cannot sync", tempPath) }
+            if close(fd) != 0 {
+                fd = -1
+                throw SinkError.system("cannot close", tempPath)
+            }
+            fd = -1
+            if rename(tempPath, path) != 0 { throw SinkError.system("cannot rename to \(path):", tempPath) }
+        } catch {
+            discard()
+            throw error
+        }
+    }
+
+    /// Closes and removes the temporary file; the final name is never touched.
+    func discard() {
+        if fd >= 0 {
+            close(fd)
+            fd = -1
+        }
+        unlink(tempPath)
+    }
+}
+
+extension SinkError {
+    /// An error naming the failed operation, the path and the system's reason (from `errno`).
+    static func system(_ what: String, _ path: String) -> SinkError {
+        let reason = String(cString: strerror(errno))
+        return SinkError("\(what) \(path): \(reason)")
+    }
+}

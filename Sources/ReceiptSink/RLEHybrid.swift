@@ -1,0 +1,81 @@
+/// Parquet's RLE / bit-packed hybrid encoding (Encodings.md), for definition levels and dictionary indices.
+///
+/// Runs of 8 or more equal values become RLE runs; everything else is bit-packed in groups of 8, LSB first. A
+/// bit-packed run is cut only at group boundaries, so only the final run can carry padding (readers stop at the
+/// page's value count; padding inside an earlier run would insert values).
+enum RLEHybrid {
+    /// Appends `values` (each below `1 << bitWidth`, `bitWidth` in 1...32) with no length prefix.
+    static func encode<T: FixedWidthInteger & UnsignedInteger>(
+        _ values: UnsafeBufferPointer<T>, bitWidth: Int, into out: inout [UInt8]
+    ) {
+        let n = values.count
+        var i = 0
+        while i < n {
+            let run = runLength(values, at: i)
+            if run >= 8 {
+                appendVarint(UInt64(run) << 1, into: &out)
+                appendValue(UInt64(values[i]), bitWidth: bitWidth, into: &out)  // i < n
+                i += run
+                continue
+            }
+            // Bit-packed: whole groups of 8 until a long run starts at a group boundary, or the input ends.
+            var end = i + 8
+            while end < n && runLength(values, at: end) < 8 { end += 8 }
+            let groups = (end - i) / 8
+            appendVarint(UInt64(groups) << 1 | 1, into: &out)
+            appendPacked(values, from: i, to: min(end, n), groups: groups, bitWidth: bitWidth, into: &out)
+            i = end
+        }
+    }
+
+    /// Length of the run of equal values starting at `i` (`i < values.count`), capped at a large bound.
+    @inline(__always)
+    static func runLength<T: FixedWidthInteger>(_ values: UnsafeBufferPointer<T>, at i: Int) -> Int {
+        let v = values[i]
+        var j = i + 1
+        while j < values.count && values[j] == v { j += 1 }
+        return j - i
+    }
+
+    static func appendVarint(_ v: UInt64, into out: inout [UInt8]) {
+        var v = v
+        while v >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        out.append(UInt8(truncatingIfNeeded: v))
+    }
+
+    /// An RLE run's value: little-endian in ceil(bitWidth / 8) bytes.
+    static func appendValue(_ v: UInt64, bitWidth: Int, into out: inout [UInt8]) {
+        var v = v
+        for _ in 0..<((bitWidth + 7) / 8) {
+            out.append(UInt8(truncatingIfNeeded: v))
+            v >>= 8
+        }
+    }
+
+    /// Packs `values[from..<to]` LSB first, zero-padded to `groups * 8` values.
+    static func appendPacked<T: FixedWidthInteger & UnsignedInteger>(
+        _ values: UnsafeBufferPointer<T>, from: Int, to: Int, groups: Int, bitWidth: Int, into out: inout [UInt8]
+    ) {
+        var acc: UInt64 = 0
+        var bits = 0
+        for k in 0..<(groups * 8) {
+            let v: UInt64 = from + k < to ? UInt64(values[from + k]) : 0  // checked against `to` <= count
+            acc |= v << UInt64(bits)
+            bits += bitWidth
+            while bits >= 8 {
+                out.append(UInt8(truncatingIfNeeded: acc))
+                acc >>= 8
+                bits -= 8
+            }
+        }
+        // groups * 8 * bitWidth is a multiple of 8, so nothing is left in `acc`.
+    }
+
+    /// Bits needed to represent `maxValue` (at least 1: a zero width was accepted by readers, but 1 is safer).
+    static func bitWidth(forMax maxValue: UInt32) -> Int {
+        max(1, 32 - maxValue.leadingZeroBitCount)
+    }
+}

@@ -1,0 +1,39 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Creates the sink for `format` writing into `directory` (created, with its parents, when missing).
+public func makeSink(
+    format: OutputFormat, directory: String, metadata: RunMetadata, options: SinkOptions = SinkOptions()
+) throws(SinkError) -> BatchSink {
+    try makeDirectory(directory)
+    switch format {
+    case .parquet: return try ParquetSink(directory: directory, metadata: metadata, options: options)
+    case .csv: return try CSVSink(directory: directory)
+    case .ndjson: return try NDJSONSink(directory: directory)
+    }
+}
+
+/// Creates the sink for `--out -`: receipts rows as CSV or NDJSON on standard output, flushed per batch.
+public func makeStreamSink(format: OutputFormat, fileDescriptor: Int32 = 1) throws(SinkError) -> BatchSink {
+    try StreamSink(format: format, fileDescriptor: fileDescriptor)
+}
+
+/// `mkdir -p`.
+func makeDirectory(_ path: String) throws(SinkError) {
+    var st = stat()
+    if stat(path, &st) == 0 {
+        if (st.st_mode & S_IFMT) == S_IFDIR { return }
+        throw SinkError("cannot use \(path) as the output directory: it exists and is not a directory")
+    }
+    var prefix = ""
+    for (i, part) in path.split(separator: "/", omittingEmptySubsequences: false).enumerated() {
+        prefix += (i == 0 ? "" : "/") + part
+        if prefix.isEmpty { continue }
+        if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+            throw SinkError.system("cannot create the output directory", prefix)
+        }
+    }
+}

@@ -1,0 +1,25 @@
+/// Tuning of the file writers. The defaults suit analytics engines; tests shrink them to force several pages,
+/// row groups and dictionary fallbacks on small inputs.
+public struct SinkOptions: Sendable {
+    /// A Parquet row group is flushed when it reaches this many rows...
+    public var rowGroupRows: Int = 1_000_000
+    /// ...or when its buffered (mostly compressed) bytes reach this size, whichever comes first.
+    public var rowGroupBytes: Int = 96 << 20
+    /// Target uncompressed size of a data page.
+    public var pageBytes: Int = 1 << 20
+    /// Upper bound on rows per data page (bounds the per-page level and index buffers).
+    public var maxRowsPerPage: Int = 65_536
+    /// A dictionary-encoded column switches to PLAIN for the rest of the row group beyond this dictionary size.
+    public var dictionaryMaxBytes: Int = 1 << 20
+    /// zstd level of Parquet pages.
+    public var zstdLevel: Int32 = 3
+    /// String columns that are dictionary-encoded (low cardinality); the rest are PLAIN.
+    public var dictionaryColumns: Set<String> = SinkOptions.defaultDictionaryColumns
+
+    public static let defaultDictionaryColumns: Set<String> = [
+        "source", "error_code", "error_detail", "receipt_type", "bundle_id", "application_version",
+        "original_application_version", "digest_algorithm", "signer_sha256", "product_id", "promotional_offer_id",
+    ]
+
+    public init() {}
+}

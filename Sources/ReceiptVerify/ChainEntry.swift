@@ -1,0 +1,152 @@
+import COpenSSL
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The verdict on a chain, independent of any receipt's date.
+enum ChainVerdict: Sendable {
+    /// The signer chains to a configured anchor and meets Apple's policy (or is itself an anchor).
+    case trusted
+    /// No path to an anchor, or a signature in the path fails (`untrusted_chain`).
+    case untrusted(String)
+    /// A certificate lacks Apple's extension OID or CA rights (`certificate_policy`).
+    case policy(String)
+
+    var sentence: String {
+        switch self {
+        case .trusted: return "the chain is trusted"
+        case .untrusted(let s), .policy(let s): return s
+        }
+    }
+}
+
+/// When one certificate of the chain is valid (epoch ms), and its subject for messages.
+struct CertificateWindow: Sendable {
+    var notBefore: Int64
+    var notAfter: Int64
+    var subject: String
+}
+
+/// Everything learnt once about one set of embedded certificates and one signer identifier, shared by every
+/// receipt that carries the same bytes. Immutable after creation, so threads read it without locks.
+final class ChainEntry: @unchecked Sendable {
+    /// Unique per entry for the life of the process (per-thread key contexts are keyed by it).
+    let id: UInt64
+    let keyHash: UInt64
+    /// True when the entry is held by the cache's table for the life of the cache; false for a verdict that did
+    /// not fit and lives only as long as the receipts that use it.
+    let cached: Bool
+
+    // The key: the embedded certificates' bytes and the SignerInfo's issuer and serial, compared exactly.
+    let certificateBytes: [UInt8]
+    /// End offset of each certificate within `certificateBytes`.
+    let certificateEnds: [Int]
+    let sidIssuer: [UInt8]
+    let sidSerial: [UInt8]
+
+    /// Index of the signer among the embedded certificates; `nil` when none matches (signer_not_found).
+    let signerIndex: Int?
+    let signerSHA256: String?
+    /// The signer's public key when it is RSA (owned; freed in deinit). Shared read-only across threads.
+    let publicKey: OpaquePointer?
+    let verdict: ChainVerdict
+    /// The validity of every certificate of the verified chain, leaf first (only the leaf when untrusted).
+    let windows: [CertificateWindow]
+    /// The intersection of `windows`: a receipt dated outside it is expired or not yet valid.
+    let validFrom: Int64
+    let validUntil: Int64
+
+    init(
+        id: UInt64, keyHash: UInt64, cached: Bool, certificateBytes: [UInt8], certificateEnds: [Int],
+        sidIssuer: [UInt8],
+        sidSerial: [UInt8], signerIndex: Int?, signerSHA256: String?, publicKey: OpaquePointer?,
+        verdict: ChainVerdict, windows: [CertificateWindow]
+    ) {
+        self.id = id
+        self.keyHash = keyHash
+        self.cached = cached
+        self.certificateBytes = certificateBytes
+        self.certificateEnds = certificateEnds
+        self.sidIssuer = sidIssuer
+        self.sidSerial = sidSerial
+        self.signerIndex = signerIndex
+        self.signerSHA256 = signerSHA256
+        self.publicKey = publicKey
+        self.verdict = verdict
+        self.windows = windows
+        self.validFrom = windows.map(\.notBefore).max() ?? Int64.min
+        self.validUntil = windows.map(\.notAfter).min() ?? Int64.max
+    }
+
+    deinit {
+        if let publicKey { EVP_PKEY_free(publicKey) }
+    }
+
+    var certificateCount: Int { certificateEnds.count }
+
+    /// True when `der`'s certificates (at `certificates`) and signer identifier are byte-identical to this key.
+    /// No allocation: lengths first, then memcmp.
+    func matches(
+        _ der: UnsafeRawBufferPointer, certificates: [Range<Int>], issuer: Range<Int>, serial: Range<Int>
+    ) -> Bool {
+        guard certificates.count == certificateEnds.count, issuer.count == sidIssuer.count,
+            serial.count == sidSerial.count
+        else { return false }
+        guard let base = der.baseAddress else { return certificates.isEmpty && issuer.isEmpty && serial.isEmpty }
+        return certificateBytes.withUnsafeBytes { own -> Bool in
+            var start = 0
+            for (i, r) in certificates.enumerated() {
+                let end = certificateEnds[i]
+                guard r.count == end - start else { return false }
+                // The caller checked every range lies inside `der`; `own` holds exactly these lengths.
+                if r.count > 0, memcmp(base + r.lowerBound, own.baseAddress! + start, r.count) != 0 { return false }
+                start = end
+            }
+            return Self.equal(base, issuer, sidIssuer) && Self.equal(base, serial, sidSerial)
+        }
+    }
+
+    private static func equal(_ base: UnsafeRawPointer, _ r: Range<Int>, _ bytes: [UInt8]) -> Bool {
+        guard r.count > 0 else { return bytes.isEmpty }
+        return bytes.withUnsafeBytes { memcmp(base + r.lowerBound, $0.baseAddress!, r.count) == 0 }
+    }
+}
+
+/// The cache key hash: a few sampled words of each certificate and of the signer identifier. Cheap to compute
+/// per receipt; collisions are harmless because `ChainEntry.matches` compares every byte.
+enum ChainKey {
+    static func hash(
+        _ der: UnsafeRawBufferPointer, certificates: [Range<Int>], issuer: Range<Int>, serial: Range<Int>
+    ) -> UInt64 {
+        var h: UInt64 = 0x243F_6A88_85A3_08D3 ^ UInt64(truncatingIfNeeded: certificates.count)
+        for r in certificates { h = sample(der, r, h) }
+        h = sample(der, issuer, h)
+        h = sample(der, serial, h)
+        return h
+    }
+
+    /// Mixes the length and the last 16 bytes of `r` (a certificate ends with its signature, which is as good
+    /// as random; a Name ends with its most specific attribute).
+    @inline(__always)
+    private static func sample(_ der: UnsafeRawBufferPointer, _ r: Range<Int>, _ h: UInt64) -> UInt64 {
+        var h = mix(h, UInt64(truncatingIfNeeded: r.count))
+        if r.count >= 16 {
+            // r lies inside der (checked by the caller) and has at least 16 bytes, so both loads are in range.
+            h = mix(h, der.loadUnaligned(fromByteOffset: r.upperBound - 8, as: UInt64.self))
+            h = mix(h, der.loadUnaligned(fromByteOffset: r.upperBound - 16, as: UInt64.self))
+        } else {
+            for i in r { h = mix(h, UInt64(der[i])) }
+        }
+        return h
+    }
+
+    @inline(__always)
+    private static func mix(_ h: UInt64, _ v: UInt64) -> UInt64 {
+        var x = (h ^ v) &* 0x9E37_79B9_7F4A_7C15
+        x ^= x >> 29
+        return x
+    }
+}

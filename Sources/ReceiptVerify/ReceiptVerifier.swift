@@ -1,0 +1,182 @@
+import COpenSSL
+import ReceiptDER
+import ReceiptModel
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Verifies receipts the way `openssl cms -verify` would, but by hand (openssl-notes.md B.2): the parser's ranges,
+/// a prefetched digest, the signer's `EVP_PKEY` and chain verdict from the shared `ChainCache`, and one RSA
+/// PKCS #1 v1.5 verification. Certificates are decoded only on a cache miss.
+///
+/// One per worker thread: it owns an `EVP_MD_CTX` and a few `EVP_PKEY_CTX`s, which OpenSSL forbids sharing.
+/// The validation time is always passed in; the verifier never reads the clock.
+public final class ReceiptVerifier {
+    /// The shared cache (and through it, the trust anchors).
+    public let cache: ChainCache
+
+    private let mdCtx: OpaquePointer
+    /// Verify contexts for cached signer keys, one per (entry, digest): set up once, reused for every receipt.
+    private var keyContexts: [KeyContext]
+    private var nextVictim = 0
+    private static let keyContextSlots = 8
+
+    private struct KeyContext {
+        var entryID: UInt64 = 0
+        var sha256 = false
+        var ctx: OpaquePointer? = nil
+    }
+
+    public init(cache: ChainCache) {
+        self.cache = cache
+        // A failed allocation of a few hundred bytes at startup is not recoverable.
+        guard let ctx = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new failed") }
+        mdCtx = ctx
+        keyContexts = Array(repeating: KeyContext(), count: Self.keyContextSlots)
+    }
+
+    deinit {
+        EVP_MD_CTX_free(mdCtx)
+        for k in keyContexts { if let c = k.ctx { EVP_PKEY_CTX_free(c) } }
+    }
+
+    /// Checks the signature, the chain and the validity of every chain certificate at `validationTime`.
+    ///
+    /// - Parameters:
+    ///   - der: the receipt bytes the parser read; every range of `container` except `content` indexes them.
+    ///   - container: the parser's view of the SignedData.
+    ///   - content: the encapsulated content (the payload), possibly in the parser's scratch buffer.
+    ///   - validationTime: the receipt creation date (attribute 12), epoch milliseconds.
+    public func verify(
+        der: UnsafeRawBufferPointer, container: SignedDataView, content: UnsafeRawBufferPointer, validationTime: Int64
+    ) -> VerifyOutcome {
+        let alg = container.digestAlgorithm
+        func outcome(_ code: ErrorCode?, _ reason: VerifyOutcome.Reason, _ entry: ChainEntry?) -> VerifyOutcome {
+            VerifyOutcome(code, reason, entry: entry, digest: alg, time: validationTime)
+        }
+        guard Self.rangesInside(der, container) else { return outcome(.malformedDER, .malformedRanges, nil) }
+
+        // Find the signer (by the exact bytes of the certificates and the signer identifier).
+        let entry = cache.entry(der, container: container)
+        guard entry.signerIndex != nil else { return outcome(.signerNotFound, .signerNotFound, entry) }
+
+        // Algorithms: SHA-1 or SHA-256, with RSA under either spelling of the signature algorithm.
+        let md: DigestHandle
+        switch alg {
+        case .sha1: md = Digests.sha1
+        case .sha256: md = Digests.sha256
+        case .unsupported: return outcome(.unsupportedAlgorithm, .unsupportedDigest, entry)
+        }
+        switch container.signatureAlgorithm {
+        case .rsaEncryption: break
+        case .sha1WithRSA where alg == .sha1: break
+        case .sha256WithRSA where alg == .sha256: break
+        default: return outcome(.unsupportedAlgorithm, .unsupportedSignatureAlgorithm, entry)
+        }
+        // A SignerInfo digest absent from the SignedData's list is an inconsistent signature declaration.
+        if container.digestAlgorithmMismatch { return outcome(.badSignature, .digestAlgorithmMismatch, entry) }
+        guard let key = entry.publicKey else {
+            if case .untrusted = entry.verdict { return outcome(.untrustedChain, .chain, entry) }
+            return outcome(.unsupportedAlgorithm, .unsupportedKey, entry)
+        }
+
+        // The signed digest: of the content, or of the signed attributes when present.
+        var digest = SHA256Digest()
+        let hashed = digest.withUnsafeMutableBytes { out in
+            DigestEngine.digest(mdCtx, md, parts: content, nil, into: out)
+        }
+        guard hashed else { return outcome(.badSignature, .signatureMismatch, entry) }
+        if let attrs = container.signedAttributes {
+            guard let mdRange = container.messageDigest else {
+                return outcome(.badSignature, .missingMessageDigest, entry)
+            }
+            let same = digest.withUnsafeBytes { d in
+                // mdRange lies inside der (rangesInside); d holds at least md.size bytes.
+                mdRange.count == md.size && memcmp(der.baseAddress! + mdRange.lowerBound, d.baseAddress!, md.size) == 0
+            }
+            guard same else { return outcome(.badSignature, .messageDigestMismatch, entry) }
+            guard attrs.count >= 2 else { return outcome(.badSignature, .signatureMismatch, entry) }
+            // The signature covers the DER SET OF attributes: the same bytes with the [0] IMPLICIT tag (0xA0)
+            // replaced by SET (0x31). Feeding the new tag byte and then the rest is the same as hashing a
+            // re-tagged copy, without the copy.
+            var setTag: UInt8 = 0x31
+            let rest = UnsafeRawBufferPointer(rebasing: der[(attrs.lowerBound + 1)..<attrs.upperBound])
+            let ok = Swift.withUnsafeBytes(of: &setTag) { tag in
+                digest.withUnsafeMutableBytes { out in DigestEngine.digest(mdCtx, md, parts: tag, rest, into: out) }
+            }
+            guard ok else { return outcome(.badSignature, .signatureMismatch, entry) }
+        }
+
+        // RSA PKCS #1 v1.5: the DigestInfo inside the signature must name `md` and hold `digest`.
+        let signature = UnsafeRawBufferPointer(rebasing: der[container.signature])
+        let verified = withKeyContext(entry, key, md, sha256: alg == .sha256) { ctx in
+            digest.withUnsafeBytes { d in
+                EVP_PKEY_verify(
+                    ctx, signature.baseAddress?.assumingMemoryBound(to: UInt8.self), signature.count,
+                    d.baseAddress?.assumingMemoryBound(to: UInt8.self), md.size) == 1
+            }
+        }
+        guard verified else {
+            ERR_clear_error()
+            return outcome(.badSignature, .signatureMismatch, entry)
+        }
+
+        // The chain (cached verdict), then every certificate's validity at the creation date (per receipt).
+        switch entry.verdict {
+        case .trusted: break
+        case .untrusted: return outcome(.untrustedChain, .chain, entry)
+        case .policy: return outcome(.certificatePolicy, .chain, entry)
+        }
+        if validationTime > entry.validUntil { return outcome(.certificateExpired, .expired, entry) }
+        if validationTime < entry.validFrom { return outcome(.certificateNotYetValid, .notYetValid, entry) }
+        return outcome(nil, .none, entry)
+    }
+
+    /// Runs `body` with a verify context for `key` and `md`: a kept one for cached entries, else a temporary one.
+    private func withKeyContext(
+        _ entry: ChainEntry, _ key: OpaquePointer, _ md: DigestHandle, sha256: Bool,
+        _ body: (OpaquePointer) -> Bool
+    ) -> Bool {
+        if entry.cached {
+            for i in 0..<keyContexts.count where keyContexts[i].entryID == entry.id && keyContexts[i].sha256 == sha256 {
+                if let c = keyContexts[i].ctx { return body(c) }
+            }
+        }
+        guard let ctx = Self.makeContext(key, md) else { return false }
+        guard entry.cached else {
+            defer { EVP_PKEY_CTX_free(ctx) }
+            return body(ctx)
+        }
+        // Round-robin replacement: a run rarely sees more than a handful of signer keys at once.
+        let i = nextVictim
+        nextVictim = (nextVictim + 1) % keyContexts.count
+        if let old = keyContexts[i].ctx { EVP_PKEY_CTX_free(old) }
+        keyContexts[i] = KeyContext(entryID: entry.id, sha256: sha256, ctx: ctx)
+        return body(ctx)
+    }
+
+    private static func makeContext(_ key: OpaquePointer, _ md: DigestHandle) -> OpaquePointer? {
+        guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else { return nil }
+        guard EVP_PKEY_verify_init(ctx) == 1, EVP_PKEY_CTX_set_signature_md(ctx, md.md) == 1 else {
+            EVP_PKEY_CTX_free(ctx)
+            ERR_clear_error()
+            return nil
+        }
+        return ctx
+    }
+
+    /// Every range the verifier reads must lie inside `der`; the parser guarantees it, but a bad range would read
+    /// out of bounds, so it is checked once here (a few comparisons).
+    static func rangesInside(_ der: UnsafeRawBufferPointer, _ c: SignedDataView) -> Bool {
+        let n = der.count
+        @inline(__always) func ok(_ r: Range<Int>) -> Bool { r.lowerBound >= 0 && r.upperBound <= n }
+        guard der.baseAddress != nil, ok(c.signerIssuer), ok(c.signerSerial), ok(c.signature) else { return false }
+        for r in c.certificates where !ok(r) { return false }
+        if let a = c.signedAttributes, !ok(a) { return false }
+        if let m = c.messageDigest, !ok(m) { return false }
+        return true
+    }
+}

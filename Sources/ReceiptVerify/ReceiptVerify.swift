@@ -1,1 +1,0 @@
-// The verifier: OpenSSL glue, chain cache and policies.

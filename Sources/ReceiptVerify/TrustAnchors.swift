@@ -1,0 +1,194 @@
+import COpenSSL
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Why a `--trust-anchor` could not be used. `message` says what was wrong and what to do.
+public enum TrustAnchorError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file could not be opened or read.
+    case unreadable(path: String, reason: String)
+    /// The file holds no certificate in DER or PEM form.
+    case notACertificate(path: String)
+    /// The file is larger than any certificate file could reasonably be.
+    case tooLarge(path: String, bytes: Int)
+    /// No anchor was given at all.
+    case noAnchor
+
+    public var message: String {
+        switch self {
+        case .unreadable(let path, let reason):
+            return "cannot read trust anchor '\(path)': \(reason). Check the path and its permissions."
+        case .notACertificate(let path):
+            return "trust anchor '\(path)' holds no X.509 certificate (expected DER or PEM). "
+                + "Give a root certificate file such as AppleIncRootCertificate.cer."
+        case .tooLarge(let path, let bytes):
+            return "trust anchor '\(path)' is \(bytes) bytes, too large for a certificate file. "
+                + "Give a root certificate file such as AppleIncRootCertificate.cer."
+        case .noAnchor:
+            return TrustAnchors.missingAnchorUsage
+        }
+    }
+
+    public var description: String { message }
+}
+
+/// The configured roots of trust (`--trust-anchor PATH`, repeatable), loaded once into one read-only
+/// `X509_STORE` shared by all threads (openssl-notes.md B.3: fill once, then only read).
+public final class TrustAnchors: @unchecked Sendable {
+    /// One loaded anchor certificate.
+    public struct Anchor: Sendable, Equatable {
+        /// The file it came from (or a label for in-memory certificates).
+        public var source: String
+        /// Lowercase hex SHA-256 of the certificate DER.
+        public var sha256: String
+        /// The subject, RFC 2253 style, for messages.
+        public var subject: String
+        /// True when this is Apple Inc. Root (by fingerprint).
+        public var isApple: Bool { sha256 == TrustAnchors.appleRootSHA256 }
+    }
+
+    /// SHA-256 fingerprint of Apple Inc. Root (contract.md), lowercase hex.
+    public static let appleRootSHA256 = "b0b1730ecbc7ff4505142c49f1295e6eda6bcaed7e2c68c5be91b5a11001f024"
+
+    /// The usage message for a run that verifies but was given no anchor.
+    public static let missingAnchorUsage =
+        "no trust anchor given: pass --trust-anchor PATH with Apple's root certificate "
+        + "(AppleIncRootCertificate.cer, published at https://www.apple.com/certificateauthority/), "
+        + "or use --no-verify to decode without verifying."
+
+    /// The anchors in the order they were given (a PEM file may contribute several).
+    public let anchors: [Anchor]
+
+    /// The shared store; only read after `init`.
+    let store: OpaquePointer
+    /// DER of every anchor, to recognise a signer that is itself an anchor (Xcode's StoreKit certificate).
+    let anchorDER: [[UInt8]]
+
+    /// Loads every file in `paths` (DER or PEM; a PEM file may hold several certificates).
+    public convenience init(paths: [String]) throws(TrustAnchorError) {
+        guard !paths.isEmpty else { throw .noAnchor }
+        var certs: [(source: String, der: [UInt8])] = []
+        for path in paths {
+            let bytes = try Self.readFile(path)
+            let ders = Self.certificates(in: bytes)
+            guard !ders.isEmpty else { throw .notACertificate(path: path) }
+            certs += ders.map { (path, $0) }
+        }
+        try self.init(loaded: certs)
+    }
+
+    /// Loads certificates given as bytes (DER or PEM), labelled `source` in messages. For tests and embedding.
+    public convenience init(certificates: [(source: String, bytes: [UInt8])]) throws(TrustAnchorError) {
+        guard !certificates.isEmpty else { throw .noAnchor }
+        var certs: [(source: String, der: [UInt8])] = []
+        for c in certificates {
+            let ders = Self.certificates(in: c.bytes)
+            guard !ders.isEmpty else { throw .notACertificate(path: c.source) }
+            certs += ders.map { (c.source, $0) }
+        }
+        try self.init(loaded: certs)
+    }
+
+    private init(loaded: [(source: String, der: [UInt8])]) throws(TrustAnchorError) {
+        guard let store = X509_STORE_new() else { fatalError("X509_STORE_new failed") }
+        var anchors: [Anchor] = []
+        var ders: [[UInt8]] = []
+        for (source, der) in loaded {
+            let parsed = der.withUnsafeBytes { OpenSSL.certificate(der: $0) }
+            guard let x509 = parsed else {
+                X509_STORE_free(store)
+                throw .notACertificate(path: source)
+            }
+            defer { X509_free(x509) }
+            // The store takes its own reference. Adding the same certificate twice is harmless; OpenSSL
+            // ignores the duplicate.
+            _ = X509_STORE_add_cert(store, x509)
+            ERR_clear_error()
+            let sha = der.withUnsafeBytes { OpenSSL.sha256Hex($0) }
+            anchors.append(Anchor(source: source, sha256: sha, subject: OpenSSL.subjectLine(x509)))
+            ders.append(der)
+        }
+        self.store = store
+        self.anchors = anchors
+        self.anchorDER = ders
+    }
+
+    deinit { X509_STORE_free(store) }
+
+    /// True when Apple Inc. Root is among the anchors.
+    public var includesApple: Bool { anchors.contains { $0.isApple } }
+
+    /// The one-line notice for an anchor that is not Apple's root; `nil` for Apple's.
+    public static func notice(for anchor: Anchor) -> String? {
+        guard !anchor.isApple else { return nil }
+        return "note: trust anchor '\(anchor.source)' (\(anchor.subject), SHA-256 \(anchor.sha256)) is not "
+            + "Apple Inc. Root; receipts chaining to it will be accepted."
+    }
+
+    /// The notices for every non-Apple anchor, in order.
+    public var notices: [String] { anchors.compactMap { Self.notice(for: $0) } }
+
+    /// True when `der` is byte-for-byte one of the anchors.
+    func isAnchor(_ der: UnsafeRawBufferPointer) -> Bool {
+        anchorDER.contains { a in
+            a.count == der.count && a.withUnsafeBytes { memcmp($0.baseAddress!, der.baseAddress!, der.count) == 0 }
+        }
+    }
+
+    // MARK: - Loading
+
+    /// Certificate files are a few KB; anything past this is not one.
+    static let maximumFileSize = 1 << 20
+
+    private static func readFile(_ path: String) throws(TrustAnchorError) -> [UInt8] {
+        guard let f = fopen(path, "rb") else {
+            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+        }
+        defer { fclose(f) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, f) }
+            if n > 0 { out += chunk[0..<n] }
+            if out.count > maximumFileSize { throw .tooLarge(path: path, bytes: out.count) }
+            if n < chunk.count {
+                if ferror(f) != 0 { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+                break
+            }
+        }
+        return out
+    }
+
+    /// The DER of every certificate in `bytes`: all PEM `CERTIFICATE` blocks, or the bytes themselves as DER.
+    static func certificates(in bytes: [UInt8]) -> [[UInt8]] {
+        let pemMarker = Array("-----BEGIN".utf8)
+        let looksPEM =
+            bytes.count >= pemMarker.count
+            && (0...(bytes.count - pemMarker.count)).contains { i in
+                bytes[i..<(i + pemMarker.count)].elementsEqual(pemMarker)
+            }
+        if !looksPEM {
+            let ok = bytes.withUnsafeBytes { raw -> Bool in
+                guard let x = OpenSSL.certificate(der: raw) else { return false }
+                X509_free(x)
+                return true
+            }
+            return ok ? [bytes] : []
+        }
+        var result: [[UInt8]] = []
+        bytes.withUnsafeBytes { raw in
+            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return }
+            defer { BIO_free(bio) }
+            // The BIO reads `raw` in place, so every read stays inside this closure (openssl-notes.md B.1).
+            while let x = PEM_read_bio_X509(bio, nil, nil, nil) {
+                result.append(OpenSSL.der(of: x))
+                X509_free(x)
+            }
+            ERR_clear_error()  // The loop ends on "no start line", which is not an error here.
+        }
+        return result
+    }
+}

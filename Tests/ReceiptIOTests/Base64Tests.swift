@@ -1,0 +1,64 @@
+import Foundation
+import ReceiptIO
+import ReceiptModel
+import Testing
+
+private func decode(_ s: String) -> Result<[UInt8], ReceiptError> {
+    let input = Array(s.utf8)
+    let inp = UnsafeMutableRawBufferPointer.allocate(byteCount: max(input.count, 1), alignment: 1)
+    let out = UnsafeMutableRawBufferPointer.allocate(byteCount: Base64.maxDecodedCount(input.count), alignment: 1)
+    defer {
+        inp.deallocate()
+        out.deallocate()
+    }
+    inp.copyBytes(from: input)
+    do throws(ReceiptError) {
+        let n = try Base64.decode(UnsafeRawBufferPointer(rebasing: inp[0..<input.count]), into: out)
+        return .success(Array(out[0..<n]))
+    } catch {
+        return .failure(error)
+    }
+}
+
+@Suite struct Base64Tests {
+    @Test func agreesWithFoundationOnRandomData() throws {
+        var rng = SplitMix(seed: 7)
+        for length in 0..<200 {
+            let data = (0..<length).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            let text = Data(data).base64EncodedString()
+            #expect(try decode(text).get() == data, "length \(length)")
+        }
+    }
+
+    @Test func acceptsMissingPadding() throws {
+        #expect(try decode("QQ").get() == [0x41])
+        #expect(try decode("QUI").get() == [0x41, 0x42])
+        #expect(try decode("QUJD").get() == [0x41, 0x42, 0x43])
+    }
+
+    @Test func ignoresWhitespaceAnywhereIncludingLineWrapping() throws {
+        let data = (0..<300).map { UInt8($0 & 0xFF) }
+        let wrapped = Data(data).base64EncodedString(options: [
+            .lineLength64Characters, .endLineWithCarriageReturn,
+            .endLineWithLineFeed,
+        ])
+        #expect(try decode(wrapped).get() == data)
+        #expect(try decode(" Q U\tJ\nD \r").get() == [0x41, 0x42, 0x43])
+        #expect(try decode("QQ = =").get() == [0x41])
+    }
+
+    @Test(arguments: [
+        "Q", "QUJDR", "Q===", "QQ=", "QUI==", "=QQ", "QQ==QQ", "QUJD=", "QU-D", "QU_D", "QU%D", "QUJ\u{e9}",
+    ])
+    func rejectsMalformedText(text: String) {
+        guard case .failure(let e) = decode(text) else {
+            Issue.record("accepted \(text)")
+            return
+        }
+        #expect(e.code == .invalidBase64)
+    }
+
+    @Test func decodesToNothingForOnlyWhitespace() throws {
+        #expect(try decode(" \n\t ").get() == [])
+    }
+}

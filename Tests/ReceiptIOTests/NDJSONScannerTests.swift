@@ -1,0 +1,141 @@
+import ReceiptIO
+import ReceiptModel
+import Testing
+
+/// Scans `line` and returns the result plus the unescaped receipt and id strings.
+private func scan(_ line: String, field: String? = nil, idField: String? = "id")
+    -> (NDJSONRecord, receipt: String?, id: String?)
+{
+    let scanner = NDJSONScanner(field: field, idField: idField)
+    let bytes = Array(line.utf8)
+    return bytes.withUnsafeBytes { p in
+        let r = scanner.scan(p)
+        func text(_ ref: JSONStringRef) -> String {
+            let raw = UnsafeRawBufferPointer(rebasing: p[ref.range])
+            var out = [UInt8](repeating: 0, count: raw.count)
+            let n = out.withUnsafeMutableBytes { JSONString.unescape(raw, into: $0) }
+            return String(decoding: out[0..<n], as: UTF8.self)
+        }
+        let receipt = r.error == nil ? text(r.receipt) : nil
+        var id: String? = nil
+        switch r.id {
+        case .string(let ref): id = text(ref)
+        case .number(let range): id = String(decoding: p[range], as: UTF8.self)
+        default: id = nil
+        }
+        return (r, receipt, id)
+    }
+}
+
+@Suite struct NDJSONScannerTests {
+    @Test func findsTheReceiptAndIdInAPlainObject() {
+        let (r, receipt, id) = scan(#"{"id":"u1","receipt-data":"MIAG"}"#)
+        #expect(r.error == nil)
+        #expect(receipt == "MIAG")
+        #expect(id == "u1")
+        #expect(r.receipt.escaped == false)
+    }
+
+    @Test func resolvesEscapedSlashUnicodeAndNewlineEscapesInTheReceipt() {
+        let (r, receipt, _) = scan(#"{"receipt":"ab\/cd\u002B\n=="}"#)
+        #expect(r.error == nil && r.receipt.escaped)
+        #expect(receipt == "ab/cd+\n==")
+    }
+
+    @Test func acceptsKeysInAnyOrderAndWhitespaceEverywhere() {
+        let (r, receipt, id) = scan(
+            " \t{ \"other\" : [1, 2, {\"x\": null}] ,\r\n \"receipt_data\" :\t\"QUJD\" , \"id\": 42 } ")
+        #expect(r.error == nil)
+        #expect(receipt == "QUJD")
+        #expect(id == "42")
+    }
+
+    @Test func ignoresTheSameKeyInsideANestedObjectOrArray() {
+        let (r, receipt, id) = scan(
+            #"{"meta":{"receipt":"NESTED","id":"inner"},"list":[{"receipt":"X"}],"receipt":"TOP","id":"outer"}"#)
+        #expect(r.error == nil)
+        #expect(receipt == "TOP")
+        #expect(id == "outer")
+        let (onlyNested, _, _) = scan(#"{"meta":{"receipt":"NESTED"}}"#)
+        #expect(onlyNested.error == .missingField)
+    }
+
+    @Test func ignoresTheKeyNameAppearingInsideStringValues() {
+        let (r, receipt, _) = scan(#"{"note":"\"receipt\":\"FAKE\"","receipt":"REAL"}"#)
+        #expect(r.error == nil)
+        #expect(receipt == "REAL")
+    }
+
+    @Test func takesTheLastOfDuplicateKeys() {
+        let (_, receipt, id) = scan(#"{"receipt":"FIRST","id":1,"receipt":"LAST","id":2}"#)
+        #expect(receipt == "LAST")
+        #expect(id == "2")
+    }
+
+    @Test func prefersReceiptDataOverReceiptUnderscoreDataOverReceipt() {
+        #expect(scan(#"{"receipt":"C","receipt_data":"B","receipt-data":"A"}"#).receipt == "A")
+        #expect(scan(#"{"receipt":"C","receipt_data":"B"}"#).receipt == "B")
+    }
+
+    @Test func usesOnlyTheConfiguredFieldWhenOneIsGiven() {
+        #expect(scan(#"{"receipt":"C","payload":"P"}"#, field: "payload").receipt == "P")
+        #expect(scan(#"{"receipt":"C"}"#, field: "payload").0.error == .missingField)
+    }
+
+    @Test func matchesAKeyWrittenWithEscapes() {
+        #expect(scan(#"{"receipt\u002Ddata":"K"}"#).receipt == "K")
+    }
+
+    @Test func reportsMissingNullAndNonStringReceiptsAsMissingField() {
+        for line in [
+            #"{"id":"a"}"#, #"{"receipt":null}"#, #"{"receipt":5}"#, #"{"receipt":{"a":"b"}}"#, #"{"receipt":["x"]}"#,
+            #"{"receipt":true}"#, "{}",
+        ] {
+            let (r, _, _) = scan(line)
+            #expect(r.error == .missingField, "\(line)")
+        }
+        // The id is still reported for a readable object.
+        #expect(scan(#"{"id":"a"}"#).id == "a")
+    }
+
+    @Test func reportsAnEmptyReceiptString() {
+        #expect(scan(#"{"receipt":""}"#).0.error == .emptyReceipt)
+    }
+
+    @Test(arguments: [
+        "", "   ", "MIAGCSqGSIb3", "[]", "[{\"receipt\":\"A\"}]", "\"receipt\"", "{", "{\"receipt\":\"A\"",
+        "{\"receipt\":\"A\",}", "{\"receipt\":\"A\"} x", "{\"receipt\":\"A\"}{}", "{\"receipt\" \"A\"}",
+        "{receipt:\"A\"}",
+        "{\"receipt\":\"A\\q\"}", "{\"receipt\":\"A\\u12G4\"}", "{\"receipt\":\"A\tB\"}", "{\"a\":01}", "{\"a\":1.}",
+        "{\"a\":-}", "{\"a\":tru}", "{\"a\":nul}", "{\"a\":[1,]}", "{\"a\":[1 2]}", "{\"a\":{\"b\":1]}", "{\"a\":[}",
+        "{\"a\":1,,\"receipt\":\"A\"}", "{\"receipt\":'A'}",
+    ])
+    func rejectsWhatIsNotAJSONObject(line: String) {
+        let (r, _, _) = scan(line)
+        #expect(r.error == .invalidJSON)
+        #expect(r.id == .absent)
+    }
+
+    @Test func acceptsEveryValueKindOfTheJSONGrammar() {
+        let line =
+            #"{"a":[true,false,null,-0,1.5e-3,2E+10,"s\\\"\b\f\r\t\u00e9\ud83d\ude00"],"b":{},"c":[],"receipt":"QQ=="}"#
+        let (r, receipt, _) = scan(line)
+        #expect(r.error == nil)
+        #expect(receipt == "QQ==")
+    }
+
+    @Test func limitsNestingDepthWithoutRecursion() {
+        let deep = "{\"a\":" + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + "}"
+        #expect(scan(deep).0.error == .invalidJSON)
+        let ok =
+            "{\"a\":" + String(repeating: "[", count: 60) + String(repeating: "]", count: 60) + ",\"receipt\":\"QQ\"}"
+        #expect(scan(ok).0.error == nil)
+    }
+
+    @Test func reportsNumberAndStringIdsAndNothingForOtherKinds() {
+        #expect(scan(#"{"id":-12.5e3,"receipt":"QQ"}"#).id == "-12.5e3")
+        #expect(scan(#"{"id":"a\"b","receipt":"QQ"}"#).id == "a\"b")
+        #expect(scan(#"{"id":null,"receipt":"QQ"}"#).id == nil)
+        #expect(scan(#"{"userId":"x","receipt":"QQ"}"#, idField: "userId").id == "x")
+    }
+}

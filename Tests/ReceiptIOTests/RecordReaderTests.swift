@@ -1,0 +1,128 @@
+import ReceiptIO
+import Testing
+
+/// A reference line splitter written independently of the reader: what every record should be.
+private func expectedRecords(_ text: [UInt8], maxRecordSize: Int) -> (records: [(Int, String, Bool)], blanks: Int) {
+    var lines = text.split(separator: 0x0A, omittingEmptySubsequences: false).map(Array.init)
+    if text.last == 0x0A { lines.removeLast() }
+    var out: [(Int, String, Bool)] = []
+    var blanks = 0
+    for (k, var l) in lines.enumerated() {
+        if l.last == 0x0D { l.removeLast() }
+        if l.count > maxRecordSize {
+            out.append((k + 1, "", true))
+        } else if l.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+            blanks += 1
+        } else {
+            out.append((k + 1, String(decoding: l, as: UTF8.self), false))
+        }
+    }
+    return (out, blanks)
+}
+
+private func check(_ text: [UInt8], chunk: Int, options: ReaderOptions) throws {
+    let reader = RecordReader(source: MemoryByteSource(text, chunk: chunk), name: "mem", options: options)
+    let got = try readAll(reader, options)
+    let want = expectedRecords(text, maxRecordSize: options.maxRecordSize)
+    #expect(got.blankLines == want.blanks)
+    #expect(got.inputBytes == text.count)
+    #expect(got.records.count == want.records.count)
+    for (g, w) in zip(got.records, want.records) {
+        #expect(g.line == w.0 && g.text == w.1 && g.tooLarge == w.2, "line \(w.0)")
+    }
+}
+
+@Suite struct RecordReaderTests {
+    @Test func cutsLinesWithLineNumbersAcrossCRLFBlankLinesAndAMissingFinalNewline() throws {
+        let text = "AAAA\r\n\n  \r\nBBBB\nCCCC"
+        let options = ReaderOptions(maxRecordSize: 64, batchBytes: 1024)
+        let got = try readAll(RecordReader(source: MemoryByteSource(text), name: "m", options: options), options)
+        #expect(got.records.map(\.line) == [1, 4, 5])
+        #expect(got.records.map(\.text) == ["AAAA", "BBBB", "CCCC"])
+        #expect(got.blankLines == 2)
+    }
+
+    @Test func producesNothingForAnEmptyInput() throws {
+        let options = ReaderOptions()
+        let got = try readAll(RecordReader(source: MemoryByteSource(""), name: "m", options: options), options)
+        #expect(got.records.isEmpty && got.blankLines == 0)
+    }
+
+    @Test func carriesARecordThatStraddlesTheBatchEndIntoTheNextBatch() throws {
+        // Capacity 42: the third line cannot fit in the first batch.
+        let text = "0123456789abcdef\n0123456789ABCDEF\nxyzxyzxyzxyzxyzxyz\nend\n"
+        let options = ReaderOptions(maxRecordSize: 20, batchBytes: 16)
+        #expect(options.batchCapacity == 42)
+        let got = try readAll(
+            RecordReader(source: MemoryByteSource(text, chunk: 5), name: "m", options: options), options)
+        #expect(got.records.map(\.text) == ["0123456789abcdef", "0123456789ABCDEF", "xyzxyzxyzxyzxyzxyz", "end"])
+        #expect(got.batches >= 2)
+    }
+
+    @Test func turnsAnOversizedLineIntoOneTooLargeRecordAndKeepsGoing() throws {
+        let long = String(repeating: "Q", count: 1000)
+        let text = "ok1\n\(long)\nok2\n\(long)"
+        let options = ReaderOptions(maxRecordSize: 20, batchBytes: 16)
+        let got = try readAll(
+            RecordReader(source: MemoryByteSource(text, chunk: 7), name: "m", options: options), options)
+        #expect(got.records.map(\.line) == [1, 2, 3, 4])
+        #expect(got.records.map(\.tooLarge) == [false, true, false, true])
+        #expect(got.records.map(\.text) == ["ok1", "", "ok2", ""])
+    }
+
+    @Test func acceptsALineOfExactlyTheMaximumSizeEvenWithCRLF() throws {
+        let exact = String(repeating: "Z", count: 20)
+        let text = "\(exact)\r\n\(exact)Z\r\n"
+        let options = ReaderOptions(maxRecordSize: 20, batchBytes: 16)
+        let got = try readAll(
+            RecordReader(source: MemoryByteSource(text, chunk: 3), name: "m", options: options), options)
+        #expect(got.records.map(\.tooLarge) == [false, true])
+        #expect(got.records.first?.text == exact)
+    }
+
+    @Test func splitsBatchesAtTheRecordCountLimitWithoutLosingLines() throws {
+        let text = (1...25).map { "line\($0)" }.joined(separator: "\n")
+        let options = ReaderOptions(maxRecordSize: 64, batchBytes: 4096, maxRecordsPerBatch: 4)
+        let got = try readAll(RecordReader(source: MemoryByteSource(text), name: "m", options: options), options)
+        #expect(got.records.map(\.text) == (1...25).map { "line\($0)" })
+        #expect(got.batches == 7)
+    }
+
+    @Test func detectsNDJSONFromTheFirstNonBlankByteAndBase64Otherwise() throws {
+        let options = ReaderOptions()
+        let json = try readAll(
+            RecordReader(source: MemoryByteSource("\n  {\"a\":1}\n"), name: "m", options: options), options)
+        #expect(json.formats == [.ndjson])
+        let b64 = try readAll(RecordReader(source: MemoryByteSource("\nMIAG\n"), name: "m", options: options), options)
+        #expect(b64.formats == [.base64])
+    }
+
+    @Test(arguments: [1, 3, 17, 64, 1000])
+    func matchesAReferenceSplitterOnRandomInput(chunk: Int) throws {
+        var rng = SplitMix(seed: UInt64(chunk))
+        let alphabet = Array("ab{}\" \r\n\n\n\t".utf8)
+        for _ in 0..<20 {
+            let length = Int(rng.next() % 3000)
+            var text = (0..<length).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }
+            // Sprinkle some long runs without newlines to exercise oversized lines.
+            if rng.next() % 2 == 0 { text.insert(contentsOf: [UInt8](repeating: 0x61, count: 90), at: length / 2) }
+            let options = ReaderOptions(
+                maxRecordSize: 5 + Int(rng.next() % 40), batchBytes: 8 + Int(rng.next() % 100),
+                maxRecordsPerBatch: 1 + Int(rng.next() % 9))
+            try check(text, chunk: chunk, options: options)
+        }
+    }
+}
+
+/// A small deterministic generator so that random tests reproduce.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

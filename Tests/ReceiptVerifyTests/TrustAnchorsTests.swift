@@ -1,0 +1,100 @@
+import Foundation
+import ReceiptSynth
+import ReceiptTestSupport
+import Testing
+
+@testable import ReceiptVerify
+
+/// Loading `--trust-anchor` files: DER and PEM, fingerprints, Apple recognition, and errors that say what to do.
+struct TrustAnchorsTests {
+    static func temporaryFile(_ name: String, _ bytes: [UInt8]) throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("receiptflow-anchors-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let url = dir.appendingPathComponent(name)
+        try Data(bytes).write(to: url)
+        return url.path
+    }
+
+    @Test(.enabled(if: Fixtures.sharedAvailable, Comment(rawValue: "\(Fixtures.skipReason)")))
+    func recognisesApplesRootByFingerprint() throws {
+        let anchors = try TrustAnchors(paths: [TestAnchors.applePath])
+        #expect(anchors.anchors.count == 1)
+        // The fingerprint published in contract.md, upper case there.
+        #expect(
+            anchors.anchors[0].sha256.uppercased() == "B0B1730ECBC7FF4505142C49F1295E6EDA6BCAED7E2C68C5BE91B5A11001F024"
+        )
+        #expect(anchors.anchors[0].isApple)
+        #expect(anchors.includesApple)
+        #expect(TrustAnchors.notice(for: anchors.anchors[0]) == nil)
+        #expect(anchors.notices.isEmpty)
+    }
+
+    @Test(.enabled(if: Fixtures.sharedAvailable, Comment(rawValue: "\(Fixtures.skipReason)")))
+    func storeKitCertificateGetsANotice() throws {
+        let anchors = try TrustAnchors(paths: [TestAnchors.applePath, TestAnchors.storeKitPath])
+        #expect(anchors.anchors.map(\.isApple) == [true, false])
+        #expect(anchors.notices.count == 1)
+        let notice = try #require(anchors.notices.first)
+        #expect(notice.contains(TestAnchors.storeKitPath))
+        #expect(notice.contains("not Apple Inc. Root"))
+        #expect(!notice.contains("\n"))
+    }
+
+    @Test func loadsDERAndPEMFilesIncludingSeveralCertificatesInOnePEM() throws {
+        let root = TestCA.pki.root
+        let foreign = try #require(TestCA.pki.certificate("foreign-root"))
+        let derPath = try Self.temporaryFile("root.der", root.der)
+        let pemPath = try Self.temporaryFile("two.pem", Array((root.pem + "\n" + foreign.pem).utf8))
+        let fromDER = try TrustAnchors(paths: [derPath])
+        let fromPEM = try TrustAnchors(paths: [pemPath])
+        #expect(fromDER.anchors.count == 1)
+        #expect(fromPEM.anchors.count == 2)
+        #expect(fromPEM.anchors[0].sha256 == fromDER.anchors[0].sha256)
+        #expect(fromPEM.anchors.allSatisfy { $0.source == pemPath })
+        #expect(!fromDER.includesApple)
+        // A receipt under either root in the PEM verifies.
+        let verifier = ReceiptVerifier(cache: ChainCache(anchors: fromPEM))
+        #expect(try TestCA.receipt(.valid).verify(with: verifier).verified)
+        #expect(try TestCA.receipt(.foreignCA).verify(with: verifier).verified)
+    }
+
+    @Test func fingerprintIsTheSHA256OfTheCertificateDER() throws {
+        let anchors = try TestCA.anchors()
+        let hasher = ContentHasher()
+        let expected = TestCA.pki.root.der.withUnsafeBytes { hasher.sha256($0).hex }
+        #expect(anchors.anchors[0].sha256 == expected)
+    }
+
+    @Test func unreadableFileIsAnErrorNamingThePath() {
+        let path = "/nonexistent/receiptflow/AppleIncRootCertificate.cer"
+        #expect {
+            try TrustAnchors(paths: [path])
+        } throws: { error in
+            guard let e = error as? TrustAnchorError, case .unreadable(let p, _) = e else { return false }
+            return p == path && e.message.contains(path) && e.message.contains("Check the path")
+        }
+    }
+
+    @Test func fileWithoutCertificateIsAnError() throws {
+        let path = try Self.temporaryFile("junk.cer", Array("this is not a certificate".utf8))
+        #expect(throws: TrustAnchorError.notACertificate(path: path)) { try TrustAnchors(paths: [path]) }
+        let pem = try Self.temporaryFile(
+            "empty.pem", Array("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n".utf8))
+        #expect(throws: TrustAnchorError.notACertificate(path: pem)) { try TrustAnchors(paths: [pem]) }
+        #expect(TrustAnchorError.notACertificate(path: path).message.contains("AppleIncRootCertificate.cer"))
+    }
+
+    @Test func derWithTrailingBytesIsNotACertificate() throws {
+        let path = try Self.temporaryFile("trailing.der", TestCA.pki.root.der + [0, 0])
+        #expect(throws: TrustAnchorError.notACertificate(path: path)) { try TrustAnchors(paths: [path]) }
+    }
+
+    @Test func noAnchorIsAUsageErrorSayingWhereApplesRootIsPublished() {
+        #expect(throws: TrustAnchorError.noAnchor) { try TrustAnchors(paths: []) }
+        let message = TrustAnchorError.noAnchor.message
+        #expect(message == TrustAnchors.missingAnchorUsage)
+        #expect(message.contains("https://www.apple.com/certificateauthority/"))
+        #expect(message.contains("AppleIncRootCertificate.cer"))
+        #expect(message.contains("--trust-anchor"))
+    }
+}

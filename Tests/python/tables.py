@@ -1,0 +1,133 @@
+"""Ground truth for the reader checks: the table schemas of contract.md and a deterministic row generator.
+
+Rows are plain dicts; timestamps are epoch milliseconds (int). Nothing here comes from the code under test.
+"""
+
+import json
+import random
+
+# (name, kind, nullable) in contract order; kind is one of string, int64, int32, bool, timestamp.
+RECEIPTS = [
+    ("source", "string", False), ("line", "int64", False), ("record_id", "string", True),
+    ("status", "int32", False), ("error_code", "string", True), ("error_detail", "string", True),
+    ("verified", "bool", False), ("receipt_type", "string", True), ("bundle_id", "string", True),
+    ("application_version", "string", True), ("original_application_version", "string", True),
+    ("app_item_id", "int64", True), ("download_id", "int64", True), ("version_external_identifier", "int64", True),
+    ("receipt_creation_date", "timestamp", True), ("original_purchase_date", "timestamp", True),
+    ("expiration_date", "timestamp", True), ("in_app_count", "int32", True), ("digest_algorithm", "string", True),
+    ("signer_sha256", "string", True), ("receipt_sha256", "string", True),
+]
+TRANSACTIONS = [
+    ("source", "string", False), ("line", "int64", False), ("record_id", "string", True),
+    ("bundle_id", "string", False), ("receipt_type", "string", False), ("quantity", "int32", True),
+    ("product_id", "string", False), ("transaction_id", "string", False),
+    ("original_transaction_id", "string", True), ("purchase_date", "timestamp", True),
+    ("original_purchase_date", "timestamp", True), ("expires_date", "timestamp", True),
+    ("cancellation_date", "timestamp", True), ("web_order_line_item_id", "int64", True),
+    ("is_trial_period", "bool", True), ("is_in_intro_offer_period", "bool", True),
+    ("promotional_offer_id", "string", True), ("product_type", "int32", True), ("cancellation_reason", "int32", True),
+]
+
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+TS_2008, TS_2031 = 1199145600000, 1924992000000
+# Awkward strings: CSV metacharacters, Unicode (accents, CJK, emoji, RTL), spaces, the empty string.
+TRICKY = [
+    "plain", "comma,inside", 'quote"inside', '"fully quoted"', "new\nline", "carriage\rreturn", "crlf\r\nend",
+    "  leading and trailing  ", "", "ünïcødé", "日本語のテキスト", "emoji 🧾💳", "עברית", "tab\tinside", ",", '"',
+    "\n", "a,b\n\"c\"", "back\\slash", "null", "NULL", "NA", "-", "=1+2",
+]
+SOURCES = ["a.ndjson", "b,comma.ndjson.zst", "-", "dossier/reçus été.jsonl", 'quote"name.b64']
+BUNDLES = ["com.example.app", "com.whitepaek.apps", "jp.co.例え.アプリ", "com.x"]
+RECEIPT_TYPES = ["Production", "ProductionSandbox", "Xcode", "ProductionVPP"]
+ERRORS = [(21002, "invalid_json"), (21002, "invalid_base64"), (21002, "malformed_der"), (21003, "bad_signature"),
+          (21003, "untrusted_chain"), (21007, "wrong_environment")]
+SIGNERS = ["%064x" % (i * 0x9E3779B97F4A7C15) for i in range(1, 4)]
+
+
+def _ts(rnd):
+    r = rnd.random()
+    if r < 0.02:
+        return rnd.choice([0, -1, -86_400_000 * 365 * 10 - 1, 64_060_588_800_000, 1375340400000, 999])
+    return rnd.randrange(TS_2008, TS_2031)
+
+
+def _i64(rnd):
+    r = rnd.random()
+    if r < 0.05:
+        return rnd.choice([I64_MIN, I64_MAX, 2**53 + 1, -1, 0])
+    return rnd.randrange(0, 2**62)
+
+
+def _maybe(rnd, p_null, f):
+    return None if rnd.random() < p_null else f()
+
+
+def generate(n_receipts, n_transactions, seed):
+    rnd = random.Random(seed)
+    receipts = []
+    for i in range(n_receipts):
+        ok = rnd.random() < 0.7
+        status, code = (0, None) if ok else rnd.choice(ERRORS)
+        decoded = ok or rnd.random() < 0.5
+        row = {
+            "source": rnd.choice(SOURCES),
+            "line": i + 1 if rnd.random() < 0.95 else rnd.choice([I64_MAX, 2**40]),
+            "record_id": _maybe(rnd, 0.15, lambda: rnd.choice(TRICKY) if rnd.random() < 0.3 else f"id-{i}"),
+            "status": status,
+            "error_code": code,
+            "error_detail": None if ok else rnd.choice(TRICKY + [f"bad thing at byte {rnd.randrange(1000)}"]),
+            "verified": ok and rnd.random() < 0.9,
+            "receipt_type": rnd.choice(RECEIPT_TYPES) if decoded else None,
+            "bundle_id": rnd.choice(BUNDLES) if decoded else None,
+            "application_version": _maybe(rnd, 0.1, lambda: rnd.choice(["1", "1.0", "2.3.4", "10"])) if decoded else None,
+            "original_application_version": _maybe(rnd, 0.1, lambda: rnd.choice(["1.0", "1"])) if decoded else None,
+            "app_item_id": _maybe(rnd, 0.1, lambda: _i64(rnd)) if decoded else None,
+            "download_id": _maybe(rnd, 0.2, lambda: _i64(rnd)) if decoded else None,
+            "version_external_identifier": _maybe(rnd, 0.2, lambda: _i64(rnd)) if decoded else None,
+            "receipt_creation_date": _maybe(rnd, 0.05, lambda: _ts(rnd)) if decoded else None,
+            "original_purchase_date": _maybe(rnd, 0.1, lambda: _ts(rnd)) if decoded else None,
+            "expiration_date": _maybe(rnd, 0.9, lambda: _ts(rnd)) if decoded else None,
+            "in_app_count": _maybe(rnd, 0.05, lambda: rnd.choice([0, 1, 2, 120, 2**31 - 1])) if decoded else None,
+            "digest_algorithm": rnd.choice(["sha1", "sha256"]) if decoded else None,
+            "signer_sha256": rnd.choice(SIGNERS) if decoded else None,
+            "receipt_sha256": "%064x" % rnd.getrandbits(256) if decoded else None,
+        }
+        receipts.append(row)
+    # One very long string: statistics must then be omitted or exact, never truncated.
+    if receipts:
+        receipts[min(17, len(receipts) - 1)]["error_detail"] = "x" * 5000 + "é"
+    transactions = []
+    for i in range(n_transactions):
+        transactions.append({
+            "source": rnd.choice(SOURCES),
+            "line": rnd.randrange(1, max(2, n_receipts)),
+            "record_id": _maybe(rnd, 0.2, lambda: f"id-{i}"),
+            "bundle_id": rnd.choice(BUNDLES),
+            "receipt_type": rnd.choice(RECEIPT_TYPES),
+            "quantity": _maybe(rnd, 0.05, lambda: rnd.choice([1, 1, 1, 2, 0, -1, 2**31 - 1, -(2**31)])),
+            "product_id": rnd.choice(["products.consumable", "pro.monthly", "pro.yearly", "コイン100"] + TRICKY[:3]),
+            "transaction_id": str(1000000000000000 + rnd.randrange(10**12)) if rnd.random() < 0.97 else rnd.choice(TRICKY),
+            "original_transaction_id": _maybe(rnd, 0.1, lambda: str(1000000000000000 + rnd.randrange(10**12))),
+            "purchase_date": _maybe(rnd, 0.02, lambda: _ts(rnd)),
+            "original_purchase_date": _maybe(rnd, 0.05, lambda: _ts(rnd)),
+            "expires_date": _maybe(rnd, 0.6, lambda: _ts(rnd)),
+            "cancellation_date": _maybe(rnd, 0.95, lambda: _ts(rnd)),
+            "web_order_line_item_id": _maybe(rnd, 0.5, lambda: _i64(rnd)),
+            "is_trial_period": _maybe(rnd, 0.1, lambda: rnd.random() < 0.3),
+            "is_in_intro_offer_period": _maybe(rnd, 0.5, lambda: rnd.random() < 0.2),
+            "promotional_offer_id": _maybe(rnd, 0.9, lambda: rnd.choice(["promo1", "promo,2", "プロモ"])),
+            "product_type": _maybe(rnd, 0.1, lambda: rnd.randrange(4)),
+            "cancellation_reason": _maybe(rnd, 0.95, lambda: rnd.randrange(2)),
+        })
+    return receipts, transactions
+
+
+def dump_rows(path, rows, schema):
+    """The hook's input: one JSON object per line; int64 and timestamps as decimal strings (exact)."""
+    with open(path, "w", encoding="utf-8") as f:
+        for row in rows:
+            out = {}
+            for name, kind, _ in schema:
+                v = row[name]
+                out[name] = str(v) if v is not None and kind in ("int64", "timestamp") else v
+            f.write(json.dumps(out, ensure_ascii=False) + "\n")
