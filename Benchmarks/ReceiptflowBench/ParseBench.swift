@@ -50,7 +50,8 @@ func runParseBench(_ corpus: [[UInt8]], iterations: Int) -> ParseBenchResult {
 /// The real receipts in ../shared/fixtures/real (or `$RECEIPTFLOW_SHARED/fixtures/real`), when present.
 func loadFixtureCorpus() -> [[UInt8]] {
     let env = ProcessInfo.processInfo.environment["RECEIPTFLOW_SHARED"]
-    let shared = env.map { URL(fileURLWithPath: $0) }
+    let shared =
+        env.map { URL(fileURLWithPath: $0) }
         ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath).deletingLastPathComponent()
         .appendingPathComponent("shared")
     let dir = shared.appendingPathComponent("fixtures/real")

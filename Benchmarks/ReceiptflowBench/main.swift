@@ -2,8 +2,11 @@ import CMallocCount
 import Foundation
 import ReceiptSink
 
-// receiptflow-bench MODE: `parse` (DER parse stage on the real fixtures), `verify` (warm-cache verify vs raw RSA).
-let mode = CommandLine.arguments.dropFirst().first ?? "parse"
+// receiptflow-bench [MODE]: `run` (the default: stages, end to end and the RSA ceiling over a generated corpus,
+// see RunCommand.swift), `parse` (DER parse stage on the real fixtures), `verify` (warm-cache verify vs raw RSA),
+// `sinks` (writer cost per row).
+let first = CommandLine.arguments.dropFirst().first
+let mode = first.map { $0.hasPrefix("-") ? "run" : $0 } ?? "run"
 
 // The malloc shim must see Swift's allocations, or every "0 allocations" below would be meaningless.
 @inline(never) func allocateProbe() -> [Int] { Array(repeating: 7, count: 1000) }
@@ -14,6 +17,9 @@ guard rf_malloc_count() > probeBefore, probe.count == 1000 else {
     exit(3)
 }
 switch mode {
+case "run":
+    let args = Array(CommandLine.arguments.dropFirst(first == "run" ? 2 : 1))
+    exit(runBenchmark(args))
 case "parse":
     let corpus = loadFixtureCorpus()
     guard !corpus.isEmpty else {

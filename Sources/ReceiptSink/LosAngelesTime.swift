@@ -1,3 +1,5 @@
+import ReceiptModel
+
 /// Pacific time (`America/Los_Angeles`) by rule, for verifyReceipt's `x_pst` dates.
 ///
 /// The rules are those of the tz database for this zone, encoded by hand so that the hot path needs no time zone

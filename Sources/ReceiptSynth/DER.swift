@@ -143,7 +143,7 @@ public enum DER {
     /// UTCTime (years 1950-2049) or GeneralizedTime (other years) for epoch seconds, as X.509 requires.
     public static func time(epochSeconds: Int64) -> [UInt8] {
         let ms = epochSeconds * 1000
-        let year = CivilTime.fields(millis: ms).year
+        let year = Int(CivilTime.fields(epochMillis: ms).year)
         if year >= 1950 && year < 2050 {
             return tlv(tagUTCTime, Array(TimeText.digits(ms, yearDigits: 2, separators: false).utf8) + [0x5A])
         }

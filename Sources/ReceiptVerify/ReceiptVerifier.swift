@@ -12,13 +12,12 @@ import ReceiptModel
 /// a prefetched digest, the signer's `EVP_PKEY` and chain verdict from the shared `ChainCache`, and one RSA
 /// PKCS #1 v1.5 verification. Certificates are decoded only on a cache miss.
 ///
-/// One per worker thread: it owns an `EVP_MD_CTX` and a few `EVP_PKEY_CTX`s, which OpenSSL forbids sharing.
+/// One per worker thread: it owns a few `EVP_PKEY_CTX`s, which OpenSSL forbids sharing.
 /// The validation time is always passed in; the verifier never reads the clock.
 public final class ReceiptVerifier {
     /// The shared cache (and through it, the trust anchors).
     public let cache: ChainCache
 
-    private let mdCtx: OpaquePointer
     /// Verify contexts for cached signer keys, one per (entry, digest): set up once, reused for every receipt.
     private var keyContexts: [KeyContext]
     private var nextVictim = 0
@@ -32,14 +31,10 @@ public final class ReceiptVerifier {
 
     public init(cache: ChainCache) {
         self.cache = cache
-        // A failed allocation of a few hundred bytes at startup is not recoverable.
-        guard let ctx = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new failed") }
-        mdCtx = ctx
         keyContexts = Array(repeating: KeyContext(), count: Self.keyContextSlots)
     }
 
     deinit {
-        EVP_MD_CTX_free(mdCtx)
         for k in keyContexts { if let c = k.ctx { EVP_PKEY_CTX_free(c) } }
     }
 
@@ -86,7 +81,7 @@ public final class ReceiptVerifier {
         // The signed digest: of the content, or of the signed attributes when present.
         var digest = SHA256Digest()
         let hashed = digest.withUnsafeMutableBytes { out in
-            DigestEngine.digest(mdCtx, md, parts: content, nil, into: out)
+            DigestEngine.digest(md, parts: content, nil, into: out)
         }
         guard hashed else { return outcome(.badSignature, .signatureMismatch, entry) }
         if let attrs = container.signedAttributes {
@@ -105,7 +100,7 @@ public final class ReceiptVerifier {
             var setTag: UInt8 = 0x31
             let rest = UnsafeRawBufferPointer(rebasing: der[(attrs.lowerBound + 1)..<attrs.upperBound])
             let ok = Swift.withUnsafeBytes(of: &setTag) { tag in
-                digest.withUnsafeMutableBytes { out in DigestEngine.digest(mdCtx, md, parts: tag, rest, into: out) }
+                digest.withUnsafeMutableBytes { out in DigestEngine.digest(md, parts: tag, rest, into: out) }
             }
             guard ok else { return outcome(.badSignature, .signatureMismatch, entry) }
         }

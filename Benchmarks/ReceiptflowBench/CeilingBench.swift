@@ -1,0 +1,126 @@
+import COpenSSL
+import Foundation
+import ReceiptDER
+import ReceiptSynth
+
+/// The ceiling: RSA-2048 PKCS #1 v1.5 verifications per second through OpenSSL (`EVP_PKEY_verify` on a
+/// precomputed SHA-256 digest, the corpus leaf's key), on the same number of threads as the pipeline.
+/// No pipeline can verify receipts faster than this.
+struct CeilingResult {
+    var threads: Int
+    var seconds: Double
+    var verifications: Int
+    var perSecond: Double
+    /// Single-thread CPU time of one verification, µs (thread CPU clock: not inflated by other processes).
+    var cpuMicrosPerVerify: Double
+    /// Heap allocations OpenSSL makes inside one `EVP_PKEY_verify` (the floor for a verifying pipeline).
+    var allocationsPerVerify: Double
+    var keyBits: Int
+}
+
+/// One thread's verify context: its own `EVP_PKEY_CTX` (OpenSSL forbids sharing one) over the shared key.
+final class RSAVerifyLoop: @unchecked Sendable {
+    private let ctx: OpaquePointer
+    private let signature: [UInt8]
+    private let digest: [UInt8]
+
+    init(key: OpaquePointer, signature: [UInt8], digest: [UInt8], md: OpaquePointer) {
+        ctx = EVP_PKEY_CTX_new_from_pkey(nil, key, nil)!
+        precondition(EVP_PKEY_verify_init(ctx) == 1 && EVP_PKEY_CTX_set_signature_md(ctx, md) == 1)
+        self.signature = signature
+        self.digest = digest
+    }
+
+    deinit { EVP_PKEY_CTX_free(ctx) }
+
+    /// Runs `n` verifications; returns how many succeeded.
+    func run(_ n: Int) -> Int {
+        var ok = 0
+        signature.withUnsafeBufferPointer { s in
+            digest.withUnsafeBufferPointer { d in
+                for _ in 0..<n where EVP_PKEY_verify(ctx, s.baseAddress, s.count, d.baseAddress, d.count) == 1 {
+                    ok += 1
+                }
+            }
+        }
+        return ok
+    }
+}
+
+/// A signed digest under the corpus leaf's key, and that key as an `EVP_PKEY`.
+final class CeilingFixture: @unchecked Sendable {
+    let key: OpaquePointer
+    let md: OpaquePointer
+    let signature: [UInt8]
+    let digest: [UInt8]
+    let bits: Int
+
+    init(pki: TestPKI) throws {
+        let identity = pki.identity(.valid)
+        var payload = PayloadBuilder()
+        payload.utf8(2, "com.example.receiptflow.ceiling")
+        payload.date(12, 1_590_969_600_000)
+        let der = ReceiptSigner.sign(payload: payload.encode(), identity: identity, options: .init(digest: .sha256))
+        let parser = ReceiptParser()
+        try der.withUnsafeBytes { b in try parser.parse(b) }
+        signature = Array(der[parser.container.signature])
+        let content = der.withUnsafeBytes { b in parser.withContent(b) { [UInt8]($0) } }
+        md = EVP_MD_fetch(nil, "SHA256", nil)!
+        var d = [UInt8](repeating: 0, count: 32)
+        var len: UInt32 = 0
+        precondition(EVP_Digest(content, content.count, &d, &len, md, nil) == 1)
+        digest = d
+        let x509 = identity.leaf.der.withUnsafeBufferPointer { b -> OpaquePointer in
+            var p = b.baseAddress
+            return d2i_X509(nil, &p, b.count)!
+        }
+        key = X509_get_pubkey(x509)!
+        X509_free(x509)
+        bits = Int(EVP_PKEY_get_bits(key))
+    }
+
+    deinit {
+        EVP_PKEY_free(key)
+        EVP_MD_free(md)
+    }
+}
+
+/// Measures the ceiling for `seconds` of wall time on `threads` threads, plus the single-thread CPU cost and
+/// allocations of one verification.
+func runCeiling(_ f: CeilingFixture, threads: Int, seconds: Double) -> CeilingResult {
+    let loops = (0..<threads).map { _ in RSAVerifyLoop(key: f.key, signature: f.signature, digest: f.digest, md: f.md) }
+    precondition(loops[0].run(1) == 1, "the ceiling signature does not verify")
+
+    // Single thread: CPU time and allocations per verification.
+    let m0 = Measure.mallocs()
+    let c0 = Measure.threadCPU()
+    let n1 = 2000
+    _ = loops[0].run(n1)
+    let cpu = (Measure.threadCPU() - c0) / Double(n1)
+    let allocs = Double(Measure.mallocs() - m0) / Double(n1)
+
+    // All threads, wall clock: each thread verifies in chunks until the time is up.
+    let counts = UnsafeMutableBufferPointer<Int>.allocate(capacity: threads)
+    counts.initialize(repeating: 0)
+    defer { counts.deallocate() }
+    let countsBox = UncheckedSendable(counts)
+    let loopsBox = UncheckedSendable(loops)
+    let start = Measure.wall()
+    let deadline = start + seconds
+    DispatchQueue.concurrentPerform(iterations: threads) { t in
+        var n = 0
+        while Measure.wall() < deadline { n += loopsBox.value[t].run(200) }
+        countsBox.value[t] = n
+    }
+    let elapsed = Measure.wall() - start
+    let total = counts.reduce(0, +)
+    return CeilingResult(
+        threads: threads, seconds: elapsed, verifications: total, perSecond: Double(total) / elapsed,
+        cpuMicrosPerVerify: cpu * 1e6, allocationsPerVerify: allocs, keyBits: f.bits)
+}
+
+/// Hands a value the benchmark knows to be used safely (disjoint indices, read-only) to other threads.
+struct UncheckedSendable<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}

@@ -1,0 +1,191 @@
+import Foundation
+
+/// The whole run's numbers: printed as a table for people, written as JSON for machines, checked against
+/// committed thresholds (ratios, allocation counts and memory, never absolute times).
+struct BenchReport {
+    var corpus: Corpus
+    var threads: Int
+    var loadBefore: Double
+    var loadAfter: Double
+    var ceilingBefore: CeilingResult
+    var ceilingAfter: CeilingResult
+    var e2e: [EndToEndResult]
+    var stages: StageResult
+
+    /// The best end-to-end repetition (least disturbed by other processes).
+    var bestE2E: EndToEndResult { e2e.max { $0.receiptsPerSecond < $1.receiptsPerSecond }! }
+    var ceilingPerSecond: Double { (ceilingBefore.perSecond + ceilingAfter.perSecond) / 2 }
+    var rsaCPUMicros: Double { min(ceilingBefore.cpuMicrosPerVerify, ceilingAfter.cpuMicrosPerVerify) }
+
+    /// Nested dictionary for `--json` (also flattened, with dots, for `--check`).
+    func json() -> [String: Any] {
+        let best = bestE2E
+        var stageList: [[String: Any]] = []
+        for s in stages.stages {
+            stageList.append([
+                "name": s.name, "label": s.label, "items": s.items, "bytes": s.bytes, "cpu_seconds": s.cpuSeconds,
+                "wall_seconds": s.wallSeconds, "cpu_us_per_receipt": s.cpuMicrosPerItem,
+                "receipts_per_cpu_second": s.itemsPerCPUSecond, "mb_per_cpu_second": s.megabytesPerCPUSecond,
+                "allocations": s.allocations, "allocations_per_receipt": s.allocationsPerItem,
+            ])
+        }
+        let parse = stages.stage("parse")!
+        let verify = stages.stage("verify")!
+        let worker = stages.stage("worker")!
+        let write = stages.stage("write")!
+        let floor = min(ceilingBefore.allocationsPerVerify, ceilingAfter.allocationsPerVerify)
+        let verifyPerCall = Double(verify.allocations) / Double(max(stages.verifyCalls, 1))
+        let ownVerify =
+            max(0, Double(verify.allocations) - floor * Double(stages.rsaVerifications))
+            / Double(max(stages.verifyCalls, 1))
+        let e2ePerRecord = Double(best.allocations) / Double(max(best.records, 1))
+        return [
+            "machine": [
+                "cores": ProcessInfo.processInfo.activeProcessorCount, "threads": threads,
+                "load_average_before": loadBefore, "load_average_after": loadAfter,
+            ],
+            "corpus": [
+                "path": corpus.path, "receipts": stages.records, "seed": corpus.seed,
+                "bad_fraction": corpus.badFraction,
+                "compressed_bytes": corpus.compressedBytes, "decompressed_bytes": stages.decompressedBytes,
+                "transactions": stages.transactions,
+            ],
+            "ceiling": [
+                "rsa_bits": ceilingBefore.keyBits, "threads": threads,
+                "verifications_per_second": ceilingPerSecond,
+                "verifications_per_second_before": ceilingBefore.perSecond,
+                "verifications_per_second_after": ceilingAfter.perSecond, "cpu_us_per_verify": rsaCPUMicros,
+                "allocations_per_verify": floor,
+            ],
+            "e2e": [
+                "threads": best.threads, "receipts": best.records, "transactions": best.transactions,
+                "valid": best.valid, "wall_seconds": best.wallSeconds, "receipts_per_second": best.receiptsPerSecond,
+                "mb_per_second": Double(best.decompressedBytes) / 1e6 / best.wallSeconds,
+                "compressed_mb_per_second": Double(best.compressedBytes) / 1e6 / best.wallSeconds,
+                "cpu_seconds": best.cpuSeconds, "cpu_us_per_receipt": best.cpuMicrosPerReceipt,
+                "allocations": best.allocations, "allocations_per_receipt": e2ePerRecord,
+                "peak_rss_mb": e2e.map(\.peakRSSMB).max()!, "output_bytes": best.outputBytes,
+                "chain_cache_hits": best.cacheHits, "chain_cache_misses": best.cacheMisses,
+                "all_receipts_per_second": e2e.map(\.receiptsPerSecond),
+            ],
+            "stages": stageList,
+            "stage_pass": ["peak_rss_mb": stages.peakRSSMB, "chain_cache_misses": stages.cacheMissesDuringTimedPass],
+            "ratios": [
+                // The target: end to end over the RSA-only ceiling, both wall clock, same run.
+                "e2e_over_ceiling_wall": best.receiptsPerSecond / ceilingPerSecond,
+                // The same from CPU time (robust on a busy machine): RSA µs per verify / pipeline CPU µs per receipt.
+                "e2e_over_ceiling_cpu": rsaCPUMicros / best.cpuMicrosPerReceipt,
+                // One core: the worker alone (scan..extract) against RSA alone.
+                "worker_over_rsa_cpu": rsaCPUMicros / worker.cpuMicrosPerItem,
+            ],
+            "allocations": [
+                "parse_per_receipt": parse.allocationsPerItem,
+                "verify_per_call": verifyPerCall,
+                "verify_own_per_call": ownVerify,
+                "openssl_floor_per_rsa_verify": floor,
+                "worker_per_receipt": worker.allocationsPerItem,
+                "write_per_transaction_row": Double(write.allocations) / Double(max(stages.transactions, 1)),
+                "e2e_per_receipt": e2ePerRecord,
+            ],
+        ]
+    }
+
+    func printTable() {
+        let best = bestE2E
+        func row(_ name: String, _ rps: Double, _ mbps: Double?, _ us: Double?, _ allocs: Double?, _ note: String = "")
+        {
+            let mb = mbps.map { String(format: "%9.1f", $0) } ?? String(repeating: " ", count: 9)
+            let u = us.map { String(format: "%9.2f", $0) } ?? String(repeating: " ", count: 9)
+            let a = allocs.map { String(format: "%9.3f", $0) } ?? String(repeating: " ", count: 9)
+            print(
+                name.padding(toLength: 52, withPad: " ", startingAt: 0) + String(format: "%12.0f", rps) + mb + u + a
+                    + "  " + note)
+        }
+        print(
+            String(
+                format:
+                    "receiptflow-bench: %d receipts (%d transactions), %.1f MB zstd -> %.1f MB NDJSON, %d threads on %d cores, load %.1f -> %.1f",
+                stages.records, stages.transactions, Double(corpus.compressedBytes) / 1e6,
+                Double(stages.decompressedBytes) / 1e6, threads, ProcessInfo.processInfo.activeProcessorCount,
+                loadBefore, loadAfter))
+        print("")
+        print(
+            "stage (one thread, CPU time)".padding(toLength: 52, withPad: " ", startingAt: 0)
+                + "  receipts/s     MB/s  µs/rcpt allocs/rc")
+        for s in stages.stages where s.name != "worker" {
+            let indent = s.name == "read" || s.name == "keys" ? "  " : ""
+            row(
+                indent + s.label, s.itemsPerCPUSecond, s.megabytesPerCPUSecond, s.cpuMicrosPerItem,
+                s.name == "write" ? Double(s.allocations) / Double(max(stages.transactions, 1)) : s.allocationsPerItem,
+                s.name == "write" ? "allocs per transaction row" : "")
+        }
+        if let w = stages.stage("worker") {
+            row(w.label, w.itemsPerCPUSecond, w.megabytesPerCPUSecond, w.cpuMicrosPerItem, w.allocationsPerItem)
+        }
+        row(
+            "RSA-2048 EVP_PKEY_verify alone", 1e6 / rsaCPUMicros, nil, rsaCPUMicros,
+            min(ceilingBefore.allocationsPerVerify, ceilingAfter.allocationsPerVerify), "OpenSSL's own allocations")
+        print("")
+        print(
+            "end to end (wall clock, \(threads) threads)".padding(toLength: 52, withPad: " ", startingAt: 0)
+                + "  receipts/s     MB/s  µs/rcpt allocs/rc")
+        row(
+            "receiptflow export (zstd NDJSON -> Parquet, verify)", best.receiptsPerSecond,
+            Double(best.decompressedBytes) / 1e6 / best.wallSeconds, best.cpuMicrosPerReceipt,
+            Double(best.allocations) / Double(max(best.records, 1)),
+            String(format: "peak RSS %.0f MB; CPU µs", e2e.map(\.peakRSSMB).max()!))
+        row(
+            "ceiling: RSA-2048 verify on \(threads) threads", ceilingPerSecond, nil, rsaCPUMicros, nil,
+            String(format: "before %.0f, after %.0f", ceilingBefore.perSecond, ceilingAfter.perSecond))
+        print("")
+        let j = json()
+        let ratios = j["ratios"] as! [String: Double]
+        print(
+            String(
+                format:
+                    "end to end / ceiling: %.1f%% (wall clock)   %.1f%% (CPU time: RSA µs / pipeline µs per receipt)",
+                100 * ratios["e2e_over_ceiling_wall"]!, 100 * ratios["e2e_over_ceiling_cpu"]!))
+        print(
+            "all end-to-end runs (receipts/s): "
+                + e2e.map { String(format: "%.0f", $0.receiptsPerSecond) }.joined(separator: ", "))
+    }
+
+    /// Compares the flattened JSON with `thresholds` (`{"min": {key: v}, "max": {key: v}}`); returns failures.
+    func check(_ thresholds: [String: Any]) -> [String] {
+        let flat = Self.flatten(json())
+        var failures: [String] = []
+        for (bound, isMin) in [("min", true), ("max", false)] {
+            for (key, limit) in (thresholds[bound] as? [String: Any] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                guard let limit = (limit as? NSNumber)?.doubleValue else { continue }
+                guard let v = flat[key] else {
+                    failures.append("\(key): not in the report")
+                    continue
+                }
+                let ok = isMin ? v >= limit : v <= limit
+                let line = String(format: "%@ = %.4f (%@ %.4f)", key, v, isMin ? ">=" : "<=", limit)
+                print((ok ? "ok    " : "FAIL  ") + line)
+                if !ok { failures.append(line) }
+            }
+        }
+        return failures
+    }
+
+    static func flatten(_ d: [String: Any], prefix: String = "") -> [String: Double] {
+        var out: [String: Double] = [:]
+        for (k, v) in d {
+            let key = prefix.isEmpty ? k : prefix + "." + k
+            if let sub = v as? [String: Any] {
+                out.merge(flatten(sub, prefix: key)) { a, _ in a }
+            } else if let list = v as? [[String: Any]] {
+                for item in list {
+                    if let name = item["name"] as? String {
+                        out.merge(flatten(item, prefix: key + "." + name)) { a, _ in a }
+                    }
+                }
+            } else if let n = v as? NSNumber, !(v is String) {
+                out[key] = n.doubleValue
+            }
+        }
+        return out
+    }
+}
