@@ -32,7 +32,9 @@ struct MalformedInputTests {
         for cut in 0..<bytes.count {
             let code = Self.outcome(parser, bytes[0..<cut])
             // A truncated container can never be complete: every prefix must fail as malformed.
-            #expect(code == .malformedDER || code == .limitExceeded, "prefix of \(cut) bytes gave \(String(describing: code))")
+            #expect(
+                code == .malformedDER || code == .limitExceeded,
+                "prefix of \(cut) bytes gave \(String(describing: code))")
         }
     }
 
@@ -58,7 +60,9 @@ struct MalformedInputTests {
         // Flips in the signature or certificates still parse; flips in the structure must be caught.
         #expect(outcomes["malformed_der", default: 0] > 0)
         #expect(outcomes["parsed", default: 0] > 0)
-        let allowed: Set<String> = ["parsed", "malformed_der", "malformed_attribute", "limit_exceeded", "signer_not_found"]
+        let allowed: Set<String> = [
+            "parsed", "malformed_der", "malformed_attribute", "limit_exceeded", "signer_not_found",
+        ]
         #expect(Set(outcomes.keys).isSubset(of: allowed), "\(outcomes)")
     }
 
