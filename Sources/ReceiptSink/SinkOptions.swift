@@ -11,8 +11,9 @@ public struct SinkOptions: Sendable {
     public var maxRowsPerPage: Int = 65_536
     /// A dictionary-encoded column switches to PLAIN for the rest of the row group beyond this dictionary size.
     public var dictionaryMaxBytes: Int = 1 << 20
-    /// zstd level of Parquet pages.
-    public var zstdLevel: Int32 = 3
+    /// zstd level of Parquet pages. Level 1, not 3: page compression was half of the writer's time, and level 1
+    /// cut the writer from 5.1 to 3.7 µs per receipt for 4.5% larger files (receiptflow-bench, docs/performance.md).
+    public var zstdLevel: Int32 = 1
     /// String columns that are dictionary-encoded (low cardinality); the rest are PLAIN.
     public var dictionaryColumns: Set<String> = SinkOptions.defaultDictionaryColumns
 
