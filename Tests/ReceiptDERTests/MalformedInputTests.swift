@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptDER
 import ReceiptModel
+import ReceiptSynth
 import ReceiptTestSupport
 import Testing
 
@@ -39,7 +40,7 @@ struct MalformedInputTests {
     }
 
     @Test func randomByteFlipsNeverCrash() throws {
-        var rng = SplitMix64(seed: 0x5EED)
+        var rng = SplitMix(seed: 0x5EED)
         let parser = ReceiptParser()
         var outcomes: [String: Int] = [:]
         var cases = 0
@@ -90,18 +91,5 @@ struct MalformedInputTests {
         #expect(Self.outcome(parser, [][...]) == .malformedDER)
         #expect(Self.outcome(parser, Array("hello world".utf8)[...]) == .malformedDER)
         #expect(Self.outcome(parser, [0x30, 0x00][...]) == .malformedDER)
-    }
-}
-
-/// A small deterministic generator for reproducible mutations.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
