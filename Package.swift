@@ -43,12 +43,16 @@ let package = Package(
         ),
         // Shared by the test targets: where ../shared/fixtures and the committed sample data are.
         .target(name: "ReceiptTestSupport", dependencies: ["ReceiptModel"], path: "Tests/ReceiptTestSupport"),
-        .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptTestSupport", "ReceiptDER", "ReceiptModel"]),
+        .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptTestSupport", "ReceiptDER", "ReceiptModel", "ReceiptSynth"]),
         .testTarget(name: "ReceiptVerifyTests", dependencies: ["ReceiptTestSupport", "ReceiptVerify", "ReceiptDER", "ReceiptModel", "ReceiptSynth"]),
-        .testTarget(name: "ReceiptIOTests", dependencies: ["ReceiptTestSupport", "ReceiptIO", "ReceiptModel"]),
+        .testTarget(name: "ReceiptIOTests", dependencies: ["ReceiptTestSupport", "ReceiptIO", "ReceiptModel", "ReceiptSynth"]),
         .testTarget(name: "ReceiptSinkTests", dependencies: ["ReceiptTestSupport", "ReceiptSink", "ReceiptModel", "ReceiptDER"]),
         .testTarget(name: "ReceiptPipelineTests", dependencies: ["ReceiptTestSupport", "ReceiptPipeline", "ReceiptSynth", "ReceiptModel", "ReceiptIO", "ReceiptSink"]),
-        .testTarget(name: "ReceiptflowCLITests", dependencies: ["ReceiptTestSupport", "receiptflow"]),
+        .testTarget(
+            name: "ReceiptflowCLITests",
+            // The hardening tests also build hostile receipts (ReceiptSynth) and drive the parsers directly.
+            dependencies: ["ReceiptTestSupport", "receiptflow", "ReceiptSynth", "ReceiptDER", "ReceiptIO", "ReceiptModel"]
+        ),
         .testTarget(name: "ReceiptSynthTests", dependencies: ["ReceiptTestSupport", "ReceiptSynth", "ReceiptDER", "ReceiptModel"]),
     ]
 )

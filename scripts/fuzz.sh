@@ -26,6 +26,7 @@ run_target() {  # name
     local regress=()
     [ -d "Fuzz/regressions/$name" ] && regress=("Fuzz/regressions/$name")
     local seeds=()
+    # Real receipts are transient seeds only (never committed); the committed corpus grows from generated data.
     if [ "$name" = der ] && [ -d ../shared/fixtures/real ]; then seeds=(../shared/fixtures/real); fi
     local limit=(-max_total_time="$seconds")
     [ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")
@@ -35,5 +36,12 @@ run_target() {  # name
         -artifact_prefix="$out/$name-" -print_final_stats=1 2>&1 | tail -n 12
 }
 
-build_target der Sources/ReceiptModel/*.swift Sources/ReceiptDER/*.swift Fuzz/DERFuzz.swift
-run_target der
+targets="${FUZZ_TARGETS:-der ndjson}"
+for t in $targets; do
+    case "$t" in
+    der) build_target der Sources/ReceiptModel/*.swift Sources/ReceiptDER/*.swift Fuzz/DERFuzz.swift ;;
+    ndjson) build_target ndjson Sources/ReceiptModel/*.swift Sources/ReceiptIO/NDJSONScanner.swift \
+        Sources/ReceiptIO/JSONString.swift Sources/ReceiptIO/Base64.swift Fuzz/NDJSONFuzz.swift ;;
+    esac
+    run_target "$t"
+done

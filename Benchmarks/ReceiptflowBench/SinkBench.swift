@@ -29,60 +29,57 @@ func makeSinkBenchBatch(receipts: Int, purchasesPerReceipt: Int, seed: UInt64) -
     let bundles = ["com.example.app", "com.example.pro", "com.other.game"]
     let products = (0..<20).map { "com.example.product.\($0)" }
     for i in 0..<receipts {
-        var r = batch.receipts
         let ok = i % 10 != 0
-        r.strings[ReceiptsColumns.source].append("input-\(i % 3).ndjson.zst")
-        r.int64s[ReceiptsColumns.line].append(Int64(i + 1))
-        r.strings[ReceiptsColumns.recordID].append("user-\(next() % 1_000_000)")
-        r.int32s[ReceiptsColumns.status].append(ok ? 0 : 21003)
-        r.strings[ReceiptsColumns.errorCode].append(ok ? nil : "bad_signature")
-        r.strings[ReceiptsColumns.errorDetail].append(ok ? nil : "the signature does not match")
-        r.bools[ReceiptsColumns.verified].append(ok)
-        r.strings[ReceiptsColumns.receiptType].append("Production")
+        batch.receipts.strings[ReceiptsColumns.source].append("input-\(i % 3).ndjson.zst")
+        batch.receipts.int64s[ReceiptsColumns.line].append(Int64(i + 1))
+        batch.receipts.strings[ReceiptsColumns.recordID].append("user-\(next() % 1_000_000)")
+        batch.receipts.int32s[ReceiptsColumns.status].append(ok ? 0 : 21003)
+        batch.receipts.strings[ReceiptsColumns.errorCode].append(ok ? nil : "bad_signature")
+        batch.receipts.strings[ReceiptsColumns.errorDetail].append(ok ? nil : "the signature does not match")
+        batch.receipts.bools[ReceiptsColumns.verified].append(ok)
+        batch.receipts.strings[ReceiptsColumns.receiptType].append("Production")
         let bundle = bundles[Int(next() % 3)]
-        r.strings[ReceiptsColumns.bundleID].append(bundle)
-        r.strings[ReceiptsColumns.applicationVersion].append("1.\(next() % 30)")
-        r.strings[ReceiptsColumns.originalApplicationVersion].append("1.0")
-        r.int64s[ReceiptsColumns.appItemID].append(1_234_567_890)
-        r.int64s[ReceiptsColumns.downloadID].append(Int64(bitPattern: next()))
-        r.int64s[ReceiptsColumns.versionExternalIdentifier].append(Int64(next() % 900_000_000))
+        batch.receipts.strings[ReceiptsColumns.bundleID].append(bundle)
+        batch.receipts.strings[ReceiptsColumns.applicationVersion].append("1.\(next() % 30)")
+        batch.receipts.strings[ReceiptsColumns.originalApplicationVersion].append("1.0")
+        batch.receipts.int64s[ReceiptsColumns.appItemID].append(1_234_567_890)
+        batch.receipts.int64s[ReceiptsColumns.downloadID].append(Int64(bitPattern: next()))
+        batch.receipts.int64s[ReceiptsColumns.versionExternalIdentifier].append(Int64(next() % 900_000_000))
         let created = 1_500_000_000_000 + Int64(next() % 300_000_000_000)
-        r.int64s[ReceiptsColumns.receiptCreationDate].append(created)
-        r.int64s[ReceiptsColumns.originalPurchaseDate].append(created - 86_400_000)
-        r.int64s[ReceiptsColumns.expirationDate].append(nil)
-        r.int32s[ReceiptsColumns.inAppCount].append(Int32(purchasesPerReceipt))
-        r.strings[ReceiptsColumns.digestAlgorithm].append("sha256")
-        r.strings[ReceiptsColumns.signerSHA256].append(String(repeating: "ab", count: 32))
-        r.strings[ReceiptsColumns.receiptSHA256].append(hex(64))
-        r.rowCount += 1
-        batch.receipts = r
+        batch.receipts.int64s[ReceiptsColumns.receiptCreationDate].append(created)
+        batch.receipts.int64s[ReceiptsColumns.originalPurchaseDate].append(created - 86_400_000)
+        batch.receipts.int64s[ReceiptsColumns.expirationDate].append(nil)
+        batch.receipts.int32s[ReceiptsColumns.inAppCount].append(Int32(purchasesPerReceipt))
+        batch.receipts.strings[ReceiptsColumns.digestAlgorithm].append("sha256")
+        batch.receipts.strings[ReceiptsColumns.signerSHA256].append(String(repeating: "ab", count: 32))
+        batch.receipts.strings[ReceiptsColumns.receiptSHA256].append(hex(64))
+        batch.receipts.rowCount += 1
         guard ok else { continue }
-        var t = batch.transactions
         for _ in 0..<purchasesPerReceipt {
-            t.strings[TransactionsColumns.source].append("input-\(i % 3).ndjson.zst")
-            t.int64s[TransactionsColumns.line].append(Int64(i + 1))
-            t.strings[TransactionsColumns.recordID].append("user-\(i)")
-            t.strings[TransactionsColumns.bundleID].append(bundle)
-            t.strings[TransactionsColumns.receiptType].append("Production")
-            t.int32s[TransactionsColumns.quantity].append(1)
-            t.strings[TransactionsColumns.productID].append(products[Int(next() % 20)])
+            batch.transactions.strings[TransactionsColumns.source].append("input-\(i % 3).ndjson.zst")
+            batch.transactions.int64s[TransactionsColumns.line].append(Int64(i + 1))
+            batch.transactions.strings[TransactionsColumns.recordID].append("user-\(i)")
+            batch.transactions.strings[TransactionsColumns.bundleID].append(bundle)
+            batch.transactions.strings[TransactionsColumns.receiptType].append("Production")
+            batch.transactions.int32s[TransactionsColumns.quantity].append(1)
+            batch.transactions.strings[TransactionsColumns.productID].append(products[Int(next() % 20)])
             let tid = "\(100_000_000_000_000 + next() % 900_000_000_000_000)"
-            t.strings[TransactionsColumns.transactionID].append(tid)
-            t.strings[TransactionsColumns.originalTransactionID].append(tid)
+            batch.transactions.strings[TransactionsColumns.transactionID].append(tid)
+            batch.transactions.strings[TransactionsColumns.originalTransactionID].append(tid)
             let bought = created - Int64(next() % 100_000_000_000)
-            t.int64s[TransactionsColumns.purchaseDate].append(bought)
-            t.int64s[TransactionsColumns.originalPurchaseDate].append(bought)
-            t.int64s[TransactionsColumns.expiresDate].append(next() % 2 == 0 ? bought + 2_592_000_000 : nil)
-            t.int64s[TransactionsColumns.cancellationDate].append(nil)
-            t.int64s[TransactionsColumns.webOrderLineItemID].append(Int64(next() % 1_000_000_000_000))
-            t.bools[TransactionsColumns.isTrialPeriod].append(next() % 5 == 0)
-            t.bools[TransactionsColumns.isInIntroOfferPeriod].append(false)
-            t.strings[TransactionsColumns.promotionalOfferID].append(nil)
-            t.int32s[TransactionsColumns.productType].append(Int32(next() % 4))
-            t.int32s[TransactionsColumns.cancellationReason].append(nil)
-            t.rowCount += 1
+            batch.transactions.int64s[TransactionsColumns.purchaseDate].append(bought)
+            batch.transactions.int64s[TransactionsColumns.originalPurchaseDate].append(bought)
+            batch.transactions.int64s[TransactionsColumns.expiresDate].append(
+                next() % 2 == 0 ? bought + 2_592_000_000 : nil)
+            batch.transactions.int64s[TransactionsColumns.cancellationDate].append(nil)
+            batch.transactions.int64s[TransactionsColumns.webOrderLineItemID].append(Int64(next() % 1_000_000_000_000))
+            batch.transactions.bools[TransactionsColumns.isTrialPeriod].append(next() % 5 == 0)
+            batch.transactions.bools[TransactionsColumns.isInIntroOfferPeriod].append(false)
+            batch.transactions.strings[TransactionsColumns.promotionalOfferID].append(nil)
+            batch.transactions.int32s[TransactionsColumns.productType].append(Int32(next() % 4))
+            batch.transactions.int32s[TransactionsColumns.cancellationReason].append(nil)
+            batch.transactions.rowCount += 1
         }
-        batch.transactions = t
     }
     return batch
 }

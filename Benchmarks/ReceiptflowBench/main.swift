@@ -40,7 +40,8 @@ case "verify":
 case "sinks":
     // Writer cost per row, counted after warm-up: allocations include finish() (footer, final row group).
     let batches = Int(ProcessInfo.processInfo.environment["BENCH_ITERATIONS"] ?? "") ?? 100
-    for format in [OutputFormat.parquet, .csv] {
+    let only = ProcessInfo.processInfo.environment["BENCH_FORMAT"].flatMap(OutputFormat.init(rawValue:))
+    for format in only.map({ [$0] }) ?? [OutputFormat.parquet, .csv] {
         guard let r = runSinkBench(format: format, batches: batches) else { exit(1) }
         let rows = Double(r.receiptRows + r.transactionRows)
         print(

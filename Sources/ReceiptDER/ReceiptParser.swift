@@ -9,6 +9,9 @@ public final class ReceiptParser {
     public let limits: DERLimits
     public internal(set) var container = SignedDataView()
     public internal(set) var fields = ReceiptFields()
+    /// True once the last `parse` got past the container to the payload: only then do `fields` describe a
+    /// receipt (possibly partially, when the payload itself was malformed).
+    public internal(set) var reachedPayload = false
 
     /// Concatenated chunks of a constructed OCTET STRING content.
     var scratch: UnsafeMutableRawBufferPointer
@@ -27,7 +30,9 @@ public final class ReceiptParser {
     /// Parses the container and the payload of `der`.
     public func parse(_ der: UnsafeRawBufferPointer) throws(ReceiptError) {
         resetFields()
+        reachedPayload = false
         try parseContainer(der)
+        reachedPayload = true
         try withContent(der) { (payload) throws(ReceiptError) in try parsePayload(payload) }
     }
 

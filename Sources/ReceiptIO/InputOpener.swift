@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Opens inputs by name and detects compression from content (the zstd magic), not from the extension.
 public enum InputOpener {
     /// Opens `path` (`-` for standard input), decompressing transparently when it starts with a zstd frame.
@@ -14,6 +20,16 @@ public enum InputOpener {
         let replay = PrefixedByteSource(prefix: head, inner: file)
         if isZstd(head) { return try ZstdByteSource(replay, name: path == "-" ? "standard input" : path) }
         return replay
+    }
+
+    /// Checks that `path` can be opened for reading, without keeping it open (a run may name thousands of
+    /// files); returns its size when it is a regular file. Standard input is not touched.
+    public static func probe(_ path: String) throws(InputError) -> Int? {
+        if path == "-" {
+            var st = stat()
+            return fstat(0, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG ? Int(st.st_size) : nil
+        }
+        return try FileByteSource(path: path).knownSize
     }
 
     /// True for the zstd frame magic `28 B5 2F FD` and for skippable frames (`5?` `2A 4D 18`), little-endian.

@@ -264,6 +264,13 @@ public final class NDJSONScanner {
             let b = p[i]
             if b == 0x22 { return (i + 1, escaped) }
             if b < 0x20 { return nil }  // raw control characters are not allowed in JSON strings
+            if b >= 0x80 {
+                // JSON text is UTF-8 (RFC 8259 section 8.1): a line that is not is invalid JSON, and its bytes never
+                // reach a string column (record_id) that readers require to be UTF-8.
+                guard let len = Self.utf8Sequence(p, i) else { return nil }
+                i += len
+                continue
+            }
             if b == 0x5C {
                 escaped = true
                 guard i + 1 < n else { return nil }
@@ -286,7 +293,7 @@ public final class NDJSONScanner {
     }
 
     /// A mask with the high bit set in every byte of `w` (little-endian) that ends a plain string run: `"`,
-    /// `\\` or a control character below 0x20; zero when there is none. SWAR: a byte equal to c gives zero
+    /// `\\`, a control character below 0x20, or a non-ASCII byte; zero when there is none. SWAR: a byte equal to c gives zero
     /// after `^ c`, and `(x - 0x01..) & ~x & 0x80..` flags bytes below 1 (or below 0x20 with 0x20..).
     @inline(__always) static func specialBytes(_ w: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
@@ -296,7 +303,29 @@ public final class NDJSONScanner {
         let zeroQuote = (quote &- ones) & ~quote
         let zeroBackslash = (backslash &- ones) & ~backslash
         let control = (w &- ones &* 0x20) & ~w
-        return (zeroQuote | zeroBackslash | control) & high
+        // `w` itself flags every byte at or above 0x80 (UTF-8 to validate), exactly.
+        return (zeroQuote | zeroBackslash | control | w) & high
+    }
+
+    /// The length of the well-formed UTF-8 sequence starting at `i` (Unicode table 3-7: no overlong forms, no
+    /// surrogates, nothing past U+10FFFF), or nil.
+    static func utf8Sequence(_ p: UnsafeRawBufferPointer, _ i: Int) -> Int? {
+        let len: Int
+        var lo: UInt8 = 0x80
+        var hi: UInt8 = 0xBF
+        switch p[i] {
+        case 0xC2...0xDF: len = 2
+        case 0xE0: (len, lo) = (3, 0xA0)
+        case 0xE1...0xEC, 0xEE...0xEF: len = 3
+        case 0xED: (len, hi) = (3, 0x9F)
+        case 0xF0: (len, lo) = (4, 0x90)
+        case 0xF1...0xF3: len = 4
+        case 0xF4: (len, hi) = (4, 0x8F)
+        default: return nil
+        }
+        guard i + len <= p.count, p[i + 1] >= lo, p[i + 1] <= hi else { return nil }
+        for k in 2..<len where p[i + k] & 0xC0 != 0x80 { return nil }
+        return len
     }
 
     static func literal(_ p: UnsafeRawBufferPointer, _ i: Int, _ word: StaticString) -> Bool {

@@ -71,28 +71,30 @@ public final class ExportPipeline: @unchecked Sendable {
             return r
         }
 
-        // Open every input first: a missing file stops the run before any work (and any output) is done.
-        var readers: [RecordReader] = []
-        for (k, path) in config.inputs.enumerated() {
+        // Check every input first: a missing file stops the run before any work (and any output) is done.
+        // Each is opened only when its turn comes, so that thousands of inputs do not exhaust descriptors.
+        var sizes: [Int?] = []
+        for path in config.inputs {
             do throws(InputError) {
-                readers.append(try RecordReader.open(path, sourceIndex: k, options: config.reader))
+                sizes.append(try InputOpener.probe(path))
             } catch {
                 sink.abort()
                 return .failed(error.message, result())
             }
         }
-        let sizes = readers.map(\.knownSize)
         live.withLock { $0.inputSize = sizes.contains { $0 == nil } ? nil : sizes.reduce(0) { $0 + $1! } }
 
-        let slots = DispatchSemaphore(value: config.effectiveInFlight)
+        // Created at 0 and raised: libdispatch traps when a semaphore is freed below its initial value, which a
+        // failed or cancelled run (slots still taken) would otherwise do.
+        let slots = DispatchSemaphore(value: 0)
+        for _ in 0..<config.effectiveInFlight { slots.signal() }
         let batches = Pool { [config] in
             RecordBatch(capacity: config.reader.batchCapacity, maxRecords: config.reader.maxRecordsPerBatch)
         }
         let columns = Pool { ColumnBatch(sequence: 0) }
         let workers = DispatchGroup()
         let readerQueue = DispatchQueue(label: "receiptflow.reader")
-        let readerBox = UncheckedBox(readers)
-        readerQueue.async { [self] in read(readerBox.value, slots, batches) }
+        readerQueue.async { [self] in read(slots, batches) }
         for k in 0..<config.threads {
             // A serial queue of its own gives each worker a thread that may block on the work queue.
             DispatchQueue(label: "receiptflow.worker.\(k)").async(group: workers) { [self] in
@@ -145,13 +147,20 @@ public final class ExportPipeline: @unchecked Sendable {
     // MARK: - Stages
 
     /// The reader thread: every input in order, one batch per free slot.
-    private func read(_ readers: [RecordReader], _ slots: DispatchSemaphore, _ batches: Pool<RecordBatch>) {
+    private func read(_ slots: DispatchSemaphore, _ batches: Pool<RecordBatch>) {
         var sequence = 0
         defer {
             finished.end(at: sequence)
             work.close()
         }
-        for reader in readers {
+        for (k, path) in config.inputs.enumerated() {
+            let reader: RecordReader
+            do throws(InputError) {
+                reader = try RecordReader.open(path, sourceIndex: k, options: config.reader)
+            } catch {
+                fail(error.message)
+                return
+            }
             while true {
                 // Wait for a slot, checking now and then whether the run was cancelled meanwhile.
                 while slots.wait(timeout: .now() + .milliseconds(100)) == .timedOut {
@@ -195,10 +204,4 @@ public final class ExportPipeline: @unchecked Sendable {
             finished.put(sequence, (out, counts))
         }
     }
-}
-
-/// Moves a non-Sendable value into the reader thread, which becomes its only user.
-struct UncheckedBox<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
 }

@@ -43,7 +43,9 @@ public final class ProgressLine: @unchecked Sendable {
                 s += ", \(Int(left.rounded()))s left"
             }
         }
-        s += final ? "\n" : "   "
-        return s
+        // Pad so that a shorter line fully covers the one it overwrites.
+        let width = 79
+        if s.count < width { s += String(repeating: " ", count: width - s.count) }
+        return final ? s + "\n" : s
     }
 }

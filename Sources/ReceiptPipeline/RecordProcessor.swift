@@ -1,6 +1,7 @@
 import ReceiptDER
 import ReceiptIO
 import ReceiptModel
+import ReceiptSink
 import ReceiptVerify
 
 /// One worker thread's reusable state and the per-record logic: scan the line, decode base64, parse, verify,
@@ -15,7 +16,8 @@ public final class RecordProcessor {
     let verifier: ReceiptVerifier?
     let hasher = ContentHasher()
     let bundleIDs: [[UInt8]]
-    let renderer: VerifyReceiptRenderer?
+    /// `--format ndjson`: render a verifyReceipt-shaped object per record.
+    let renderNDJSON: Bool
     /// Base64 output, the unescaped receipt string, the unescaped record id, a hex digest.
     let decoded: UnsafeMutableRawBufferPointer
     let unescaped: UnsafeMutableRawBufferPointer
@@ -29,7 +31,7 @@ public final class RecordProcessor {
         scanner = NDJSONScanner(field: config.field, idField: config.idField)
         verifier = config.verify ? cache.map { ReceiptVerifier(cache: $0) } : nil
         bundleIDs = config.bundleIDs.map { Array($0.utf8) }
-        renderer = config.renderNDJSON ? VerifyReceiptRenderer() : nil
+        renderNDJSON = config.renderNDJSON
         let maxRecord = config.reader.maxRecordSize
         decoded = .allocate(byteCount: Base64.maxDecodedCount(maxRecord), alignment: 16)
         unescaped = .allocate(byteCount: max(maxRecord, 1), alignment: 16)
@@ -155,14 +157,19 @@ public final class RecordProcessor {
                 check(der, payload, fields, &verdict)
             }
             let digest = parser.container.digestAlgorithm
-            appendReceipt(&out.receipts, ctx, verdict, payload: payload, fields: fields, digest: digest)
+            // Receipt columns stay null when the container could not be read (contract: "null otherwise").
+            let decoded = parser.reachedPayload ? fields : nil
+            appendReceipt(
+                &out.receipts, ctx, verdict, payload: payload, fields: decoded,
+                digest: parser.reachedPayload ? digest : nil)
             counts.count(verdict.status, verdict.code)
-            let firstTransaction = out.transactions.rowCount
             if verdict.status == .valid {
                 appendTransactions(&out.transactions, ctx, payload: payload, fields: fields)
             }
-            renderer?.append(
-                &out, row: out.receipts.rowCount - 1, transactions: firstTransaction..<out.transactions.rowCount)
+            if renderNDJSON {
+                // What was decoded is shown for rejected receipts too, unless the container itself was unreadable.
+                appendNDJSON(&out, receipt: decoded != nil ? parser.materialize(der) : nil)
+            }
         }
     }
 
@@ -256,7 +263,22 @@ public final class RecordProcessor {
         verdict.reject(code, code.status, detail)
         appendReceipt(&out.receipts, ctx, verdict, payload: nil, fields: nil, digest: nil)
         counts.count(verdict.status, code)
-        renderer?.append(&out, row: out.receipts.rowCount - 1, transactions: 0..<0)
+        if renderNDJSON { appendNDJSON(&out, receipt: nil) }
+    }
+
+    /// Renders the receipts row just appended (status, error, source, line, record id) with the decoded receipt,
+    /// through the same renderer as `inspect`, as one NDJSON line.
+    private func appendNDJSON(_ out: inout ColumnBatch, receipt: Receipt?) {
+        typealias C = ReceiptsColumns
+        let t = out.receipts
+        let r = t.rowCount - 1
+        let code = t.strings[C.errorCode][r].flatMap { ErrorCode(rawValue: $0) }
+        let record = VerifyReceiptJSON.Record(
+            source: t.strings[C.source][r] ?? "", line: t.int64s[C.line].values[r], recordID: t.strings[C.recordID][r])
+        VerifyReceiptJSON.render(
+            receipt: receipt, status: t.int32s[C.status].values[r], error: code.map { ReceiptError($0) },
+            detail: t.strings[C.errorDetail][r], record: record, into: &out.ndjson)
+        out.ndjson.append(0x0A)
     }
 
     // MARK: - Rows

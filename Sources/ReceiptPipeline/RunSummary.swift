@@ -53,12 +53,12 @@ public struct RunSummary: Sendable {
     }
 
     /// Writes `summary.json` into `directory` under a temporary name, then renames it into place.
-    public func write(to directory: String) throws(SinkErrorText) {
+    public func write(to directory: String) throws(SummaryError) {
         let data: Data
         do {
             data = try JSONSerialization.data(withJSONObject: jsonObject(), options: [.prettyPrinted, .sortedKeys])
         } catch {
-            throw SinkErrorText("cannot render summary.json: \(error)")
+            throw SummaryError("cannot render summary.json: \(error)")
         }
         let dir = URL(fileURLWithPath: directory)
         let final = dir.appendingPathComponent("summary.json")
@@ -68,19 +68,19 @@ public struct RunSummary: Sendable {
             if rename(temp.path, final.path) != 0 {
                 let why = String(cString: strerror(errno))
                 try? FileManager.default.removeItem(at: temp)
-                throw SinkErrorText("cannot rename \(temp.path) to \(final.path): \(why)")
+                throw SummaryError("cannot rename \(temp.path) to \(final.path): \(why)")
             }
-        } catch let e as SinkErrorText {
+        } catch let e as SummaryError {
             throw e
         } catch {
-            throw SinkErrorText(
+            throw SummaryError(
                 "cannot write \(final.path): \(error.localizedDescription); check that --out is writable")
         }
     }
 }
 
 /// A failure writing the summary; the run cannot complete (exit status 1).
-public struct SinkErrorText: Error, Sendable, CustomStringConvertible {
+public struct SummaryError: Error, Sendable, CustomStringConvertible {
     public var message: String
     public init(_ m: String) { message = m }
     public var description: String { message }

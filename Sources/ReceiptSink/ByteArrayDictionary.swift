@@ -17,6 +17,9 @@ struct ByteArrayDictionary {
         slots = [Int32](repeating: 0, count: 1024)
     }
 
+    /// An empty value that holds no storage and must not be used (a stand-in while the real one is swapped out).
+    init(placeholder: Void) {}
+
     mutating func reset() {
         plain.removeAll(keepingCapacity: true)
         starts.removeAll(keepingCapacity: true)

@@ -16,33 +16,40 @@ public enum CSVEncoder {
 
     /// Appends rows `rows` of `table`, one line each.
     public static func appendRows(_ table: ColumnTable, rows: Range<Int>, into out: inout [UInt8]) {
+        // Column data is reached through nested subscripts of the borrowed table rather than bound to locals,
+        // which would retain and release every column's buffers for every field.
         let columns = table.schema.columns
         for r in rows {
-            for (i, c) in columns.enumerated() {
+            for i in 0..<columns.count {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                switch c.kind {
+                let slot = columns[i].slot
+                switch columns[i].kind {
                 case .string:
-                    let col = table.strings[c.slot]
-                    guard col.valid[r] else { continue }
-                    col.withBytes(r) { v in
-                        if v.isEmpty {
-                            out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: "\"")])
-                        } else {
-                            appendField(v, into: &out)
+                    guard table.strings[slot].valid[r] else { continue }
+                    let start = Int(table.strings[slot].offsets[r])
+                    let end = Int(table.strings[slot].offsets[r + 1])
+                    if start == end {
+                        out.append(UInt8(ascii: "\""))
+                        out.append(UInt8(ascii: "\""))
+                    } else {
+                        table.strings[slot].bytes.withUnsafeBytes {
+                            appendField(UnsafeRawBufferPointer(rebasing: $0[start..<end]), into: &out)
                         }
                     }
                 case .int64:
-                    let col = table.int64s[c.slot]
-                    if col.valid[r] { DecimalText.append(col.values[r], into: &out) }
+                    if table.int64s[slot].valid[r] { DecimalText.append(table.int64s[slot].values[r], into: &out) }
                 case .timestampMillis:
-                    let col = table.int64s[c.slot]
-                    if col.valid[r] { CivilTime.appendISO8601(epochMillis: col.values[r], into: &out) }
+                    if table.int64s[slot].valid[r] {
+                        CivilTime.appendISO8601(epochMillis: table.int64s[slot].values[r], into: &out)
+                    }
                 case .int32:
-                    let col = table.int32s[c.slot]
-                    if col.valid[r] { DecimalText.append(Int64(col.values[r]), into: &out) }
+                    if table.int32s[slot].valid[r] {
+                        DecimalText.append(Int64(table.int32s[slot].values[r]), into: &out)
+                    }
                 case .bool:
-                    let col = table.bools[c.slot]
-                    if col.valid[r] { out.append(contentsOf: col.values[r] ? trueBytes : falseBytes) }
+                    if table.bools[slot].valid[r] {
+                        out.append(contentsOf: table.bools[slot].values[r] ? trueBytes : falseBytes)
+                    }
                 }
             }
             out.append(0x0A)

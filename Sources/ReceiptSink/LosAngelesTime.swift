@@ -1,3 +1,5 @@
+import ReceiptModel
+
 /// Pacific time (`America/Los_Angeles`) by rule, for verifyReceipt's `x_pst` dates.
 ///
 /// The rules are those of the tz database for this zone, encoded by hand so that the hot path needs no time zone
@@ -49,9 +51,14 @@ public enum LosAngelesTime {
         case 1975:
             return (at(1975, 2, lastSunday(1975, 2), 2, standard), at(1975, 10, lastSunday(1975, 10), 2, daylight))
         case 1987...2006:
-            return (at(year, 4, sunday(year, 4, onOrAfter: 1), 2, standard), at(year, 10, lastSunday(year, 10), 2, daylight))
+            return (
+                at(year, 4, sunday(year, 4, onOrAfter: 1), 2, standard), at(year, 10, lastSunday(year, 10), 2, daylight)
+            )
         case 2007...:
-            return (at(year, 3, sunday(year, 3, onOrAfter: 8), 2, standard), at(year, 11, sunday(year, 11, onOrAfter: 1), 2, daylight))
+            return (
+                at(year, 3, sunday(year, 3, onOrAfter: 8), 2, standard),
+                at(year, 11, sunday(year, 11, onOrAfter: 1), 2, daylight)
+            )
         default:
             return nil
         }

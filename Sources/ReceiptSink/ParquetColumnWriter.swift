@@ -28,18 +28,24 @@ final class ParquetColumnWriter {
     let maxRowsPerPage: Int
     let dictionaryMaxBytes: Int
 
-    // Current page.
-    private var levels: [UInt8] = []
-    private var values: [UInt8] = []
-    private var indices: [UInt32] = []
-    private var boolBits = 0
-    private var pageRows = 0
-    private var dictionaryMode: Bool
+    /// What the per-row loops mutate. The loops work on a local copy swapped out of `hot`, because every access
+    /// to a class's stored property inside a loop pays a dynamic exclusivity check.
+    struct Hot {
+        // Current page.
+        var levels: [UInt8] = []
+        var values: [UInt8] = []
+        var indices: [UInt32] = []
+        var boolBits = 0
+        var pageRows = 0
+        var dictionaryMode = false
+        // Current chunk.
+        var dictionary: ByteArrayDictionary
+        var stats = ColumnStatistics()
+    }
+    private var hot: Hot
 
     // Current chunk.
     private var chunk: [UInt8] = []
-    private var dictionary = ByteArrayDictionary()
-    private var stats = ColumnStatistics()
     private var dataUncompressed = 0
     private var dataCompressed = 0
     private var plainPages = false
@@ -57,7 +63,8 @@ final class ParquetColumnWriter {
         type = Parquet.physicalType(spec.kind)
         optional = spec.nullable
         wantsDictionary = dictionary && spec.kind == .string
-        dictionaryMode = wantsDictionary
+        hot = Hot(dictionary: ByteArrayDictionary())
+        hot.dictionaryMode = wantsDictionary
         pageBytes = max(1, options.pageBytes)
         maxRowsPerPage = max(1, options.maxRowsPerPage)
         dictionaryMaxBytes = options.dictionaryMaxBytes
@@ -65,19 +72,22 @@ final class ParquetColumnWriter {
 
     /// Bytes held for the current row group (compressed pages, the open page, the dictionary).
     var bufferedBytes: Int {
-        chunk.count + values.count + levels.count + indices.count * 4 + dictionary.byteSize
+        chunk.count + hot.values.count + hot.levels.count + hot.indices.count * 4 + hot.dictionary.byteSize
     }
 
     // MARK: - Appending rows
 
     /// Appends rows `rows` of this column of `table`.
     func append(_ table: ColumnTable, rows: Range<Int>, zstd: ZstdCompressor) throws(SinkError) {
+        var h = Hot(dictionary: ByteArrayDictionary(placeholder: ()))
+        swap(&h, &hot)
         switch spec.kind {
-        case .string: appendStrings(table.strings[spec.slot], rows, zstd)
-        case .int64, .timestampMillis: appendInts(table.int64s[spec.slot], rows, zstd)
-        case .int32: appendInts(table.int32s[spec.slot], rows, zstd)
-        case .bool: appendBools(table.bools[spec.slot], rows, zstd)
+        case .string: appendStrings(table.strings[spec.slot], rows, &h, zstd)
+        case .int64, .timestampMillis: appendInts(table.int64s[spec.slot], rows, &h, zstd)
+        case .int32: appendInts(table.int32s[spec.slot], rows, &h, zstd)
+        case .bool: appendBools(table.bools[spec.slot], rows, &h, zstd)
         }
+        swap(&h, &hot)
         chunkRows += rows.count
         if let e = pending {
             pending = nil
@@ -85,7 +95,7 @@ final class ParquetColumnWriter {
         }
     }
 
-    private func appendStrings(_ col: StringColumn, _ rows: Range<Int>, _ zstd: ZstdCompressor) {
+    private func appendStrings(_ col: StringColumn, _ rows: Range<Int>, _ h: inout Hot, _ zstd: ZstdCompressor) {
         col.bytes.withUnsafeBytes { bytes in
             col.offsets.withUnsafeBufferPointer { offs in
                 col.valid.withUnsafeBufferPointer { valid in
@@ -94,26 +104,26 @@ final class ParquetColumnWriter {
                         let present = valid[r]
                         assert(present || optional, "null in REQUIRED column \(spec.name)")
                         if optional {
-                            levels.append(present ? 1 : 0)
+                            h.levels.append(present ? 1 : 0)
                             if !present {
-                                stats.nullCount += 1
-                                endRow(zstd)
+                                h.stats.nullCount += 1
+                                endRow(&h, zstd)
                                 continue
                             }
                         }
                         let v = UnsafeRawBufferPointer(rebasing: bytes[Int(offs[r])..<Int(offs[r + 1])])
-                        if dictionaryMode {
-                            let (i, isNew) = dictionary.index(of: v)
-                            indices.append(i)
+                        if h.dictionaryMode {
+                            let (i, isNew) = h.dictionary.index(of: v)
+                            h.indices.append(i)
                             // Every value is either a new entry or equal to an old one: stats need only the new.
-                            if isNew { stats.update(v) }
+                            if isNew { h.stats.update(v) }
                         } else {
                             var len = UInt32(truncatingIfNeeded: v.count).littleEndian
-                            withUnsafeBytes(of: &len) { values.append(contentsOf: $0) }
-                            values.append(contentsOf: v)
-                            stats.update(v)
+                            withUnsafeBytes(of: &len) { h.values.append(contentsOf: $0) }
+                            h.values.append(contentsOf: v)
+                            h.stats.update(v)
                         }
-                        endRow(zstd)
+                        endRow(&h, zstd)
                     }
                 }
             }
@@ -121,7 +131,7 @@ final class ParquetColumnWriter {
     }
 
     private func appendInts<T: FixedWidthInteger & BinaryIntegerOrBool & Sendable>(
-        _ col: PrimitiveColumn<T>, _ rows: Range<Int>, _ zstd: ZstdCompressor
+        _ col: PrimitiveColumn<T>, _ rows: Range<Int>, _ h: inout Hot, _ zstd: ZstdCompressor
     ) {
         col.values.withUnsafeBufferPointer { vals in
             col.valid.withUnsafeBufferPointer { valid in
@@ -129,84 +139,84 @@ final class ParquetColumnWriter {
                     let present = valid[r]  // valid.count == values.count == rowCount
                     assert(present || optional, "null in REQUIRED column \(spec.name)")
                     if optional {
-                        levels.append(present ? 1 : 0)
+                        h.levels.append(present ? 1 : 0)
                         if !present {
-                            stats.nullCount += 1
-                            endRow(zstd)
+                            h.stats.nullCount += 1
+                            endRow(&h, zstd)
                             continue
                         }
                     }
                     var le = vals[r].littleEndian
-                    withUnsafeBytes(of: &le) { values.append(contentsOf: $0) }
-                    stats.update(Int64(vals[r]))
-                    endRow(zstd)
+                    withUnsafeBytes(of: &le) { h.values.append(contentsOf: $0) }
+                    h.stats.update(Int64(vals[r]))
+                    endRow(&h, zstd)
                 }
             }
         }
     }
 
-    private func appendBools(_ col: PrimitiveColumn<Bool>, _ rows: Range<Int>, _ zstd: ZstdCompressor) {
+    private func appendBools(_ col: PrimitiveColumn<Bool>, _ rows: Range<Int>, _ h: inout Hot, _ zstd: ZstdCompressor) {
         col.values.withUnsafeBufferPointer { vals in
             col.valid.withUnsafeBufferPointer { valid in
                 for r in rows {
                     let present = valid[r]  // valid.count == values.count == rowCount
                     assert(present || optional, "null in REQUIRED column \(spec.name)")
                     if optional {
-                        levels.append(present ? 1 : 0)
+                        h.levels.append(present ? 1 : 0)
                         if !present {
-                            stats.nullCount += 1
-                            endRow(zstd)
+                            h.stats.nullCount += 1
+                            endRow(&h, zstd)
                             continue
                         }
                     }
                     // PLAIN booleans: bit-packed LSB first, no header.
-                    if boolBits & 7 == 0 { values.append(0) }
-                    if vals[r] { values[values.count - 1] |= UInt8(1) << UInt8(boolBits & 7) }
-                    boolBits += 1
-                    stats.update(vals[r] ? 1 : 0)
-                    endRow(zstd)
+                    if h.boolBits & 7 == 0 { h.values.append(0) }
+                    if vals[r] { h.values[h.values.count - 1] |= UInt8(1) << UInt8(h.boolBits & 7) }
+                    h.boolBits += 1
+                    h.stats.update(vals[r] ? 1 : 0)
+                    endRow(&h, zstd)
                 }
             }
         }
     }
 
     /// Counts a row into the page and closes the page when it is full or the dictionary just grew too big.
-    @inline(__always) private func endRow(_ zstd: ZstdCompressor) {
-        pageRows += 1
-        let overDictionary = dictionaryMode && dictionary.byteSize > dictionaryMaxBytes
-        if values.count + indices.count >= pageBytes || pageRows >= maxRowsPerPage || overDictionary {
-            finishPage(zstd)
-            if overDictionary { dictionaryMode = false }
+    @inline(__always) private func endRow(_ h: inout Hot, _ zstd: ZstdCompressor) {
+        h.pageRows += 1
+        let overDictionary = h.dictionaryMode && h.dictionary.byteSize > dictionaryMaxBytes
+        if h.values.count + h.indices.count >= pageBytes || h.pageRows >= maxRowsPerPage || overDictionary {
+            finishPage(&h, zstd)
+            if overDictionary { h.dictionaryMode = false }
         }
     }
 
     // MARK: - Pages
 
     /// Encodes, compresses and appends the open page to the chunk buffer.
-    private func finishPage(_ zstd: ZstdCompressor) {
-        guard pageRows > 0 else { return }
-        let isDictionaryPage = dictionaryMode
+    private func finishPage(_ h: inout Hot, _ zstd: ZstdCompressor) {
+        guard h.pageRows > 0 else { return }
+        let isDictionaryPage = h.dictionaryMode
         body.removeAll(keepingCapacity: true)
         if optional {
             // Data page v1: definition levels carry a u32 LE byte length.
             body.append(contentsOf: [0, 0, 0, 0])
-            levels.withUnsafeBufferPointer { RLEHybrid.encode($0, bitWidth: 1, into: &body) }
+            h.levels.withUnsafeBufferPointer { RLEHybrid.encode($0, bitWidth: 1, into: &body) }
             let n = UInt32(body.count - 4)
             for k in 0..<4 { body[k] = UInt8(truncatingIfNeeded: n >> (8 * UInt32(k))) }
         }
         if isDictionaryPage {
-            let width = RLEHybrid.bitWidth(forMax: UInt32(max(dictionary.count, 1) - 1))
+            let width = RLEHybrid.bitWidth(forMax: UInt32(max(h.dictionary.count, 1) - 1))
             body.append(UInt8(width))
-            indices.withUnsafeBufferPointer { RLEHybrid.encode($0, bitWidth: width, into: &body) }
+            h.indices.withUnsafeBufferPointer { RLEHybrid.encode($0, bitWidth: width, into: &body) }
             dictionaryPages = true
         } else {
-            body.append(contentsOf: values)
+            body.append(contentsOf: h.values)
             plainPages = true
         }
         do throws(SinkError) {
             let n = try zstd.compress(body)
             Self.dataPageHeader(
-                &header, uncompressed: body.count, compressed: n, numValues: pageRows,
+                &header, uncompressed: body.count, compressed: n, numValues: h.pageRows,
                 encoding: isDictionaryPage ? .rleDictionary : .plain)
             chunk.append(contentsOf: header.bytes)
             zstd.output.withUnsafeBytes { chunk.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
@@ -215,11 +225,11 @@ final class ParquetColumnWriter {
         } catch {
             if pending == nil { pending = error }
         }
-        levels.removeAll(keepingCapacity: true)
-        values.removeAll(keepingCapacity: true)
-        indices.removeAll(keepingCapacity: true)
-        boolBits = 0
-        pageRows = 0
+        h.levels.removeAll(keepingCapacity: true)
+        h.values.removeAll(keepingCapacity: true)
+        h.indices.removeAll(keepingCapacity: true)
+        h.boolBits = 0
+        h.pageRows = 0
     }
 
     /// A `PageHeader` of a v1 data page; levels are always declared RLE, even for REQUIRED columns.
@@ -244,7 +254,7 @@ final class ParquetColumnWriter {
 
     /// Writes the chunk of the current row group to `file` and resets for the next one.
     func finishChunk(to file: OutputFile, zstd: ZstdCompressor) throws(SinkError) -> ColumnChunkMeta {
-        finishPage(zstd)
+        finishPage(&hot, zstd)
         if let e = pending {
             pending = nil
             throw e
@@ -254,19 +264,19 @@ final class ParquetColumnWriter {
         var dictionaryOffset: Int64? = nil
         if dictionaryPages {
             dictionaryOffset = file.offset
-            let n = try zstd.compress(dictionary.plain)
+            let n = try zstd.compress(hot.dictionary.plain)
             header.reset()
             header.i32(1, Parquet.PageType.dictionaryPage.rawValue)
-            header.i32(2, Int32(truncatingIfNeeded: dictionary.byteSize))
+            header.i32(2, Int32(truncatingIfNeeded: hot.dictionary.byteSize))
             header.i32(3, Int32(truncatingIfNeeded: n))
             header.structBegin(7)
-            header.i32(1, Int32(truncatingIfNeeded: dictionary.count))
+            header.i32(1, Int32(truncatingIfNeeded: hot.dictionary.count))
             header.i32(2, Parquet.Encoding.plain.rawValue)
             header.structEnd()
             header.stop()
             try file.write(header.bytes)
             try file.write(zstd.output, count: n)
-            uncompressed += header.bytes.count + dictionary.byteSize
+            uncompressed += header.bytes.count + hot.dictionary.byteSize
             compressed += header.bytes.count + n
         }
         let dataOffset = file.offset
@@ -278,23 +288,23 @@ final class ParquetColumnWriter {
         if dictionaryPages { encodings.append(Parquet.Encoding.rleDictionary.rawValue) }
         var minValue: [UInt8] = []
         var maxValue: [UInt8] = []
-        let hasMin = stats.appendBound(min: true, type: type, into: &minValue)
-        let hasMax = stats.appendBound(min: false, type: type, into: &maxValue)
+        let hasMin = hot.stats.appendBound(min: true, type: type, into: &minValue)
+        let hasMax = hot.stats.appendBound(min: false, type: type, into: &maxValue)
         let meta = ColumnChunkMeta(
             numValues: Int64(chunkRows), totalUncompressed: Int64(uncompressed), totalCompressed: Int64(compressed),
             dataPageOffset: dataOffset, dictionaryPageOffset: dictionaryOffset, encodings: encodings,
-            nullCount: stats.nullCount, minValue: hasMin && hasMax ? minValue : nil,
+            nullCount: hot.stats.nullCount, minValue: hasMin && hasMax ? minValue : nil,
             maxValue: hasMin && hasMax ? maxValue : nil)
 
         chunk.removeAll(keepingCapacity: true)
-        dictionary.reset()
-        stats.reset()
+        hot.dictionary.reset()
+        hot.stats.reset()
         dataUncompressed = 0
         dataCompressed = 0
         plainPages = false
         dictionaryPages = false
         chunkRows = 0
-        dictionaryMode = wantsDictionary
+        hot.dictionaryMode = wantsDictionary
         return meta
     }
 }

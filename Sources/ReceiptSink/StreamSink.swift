@@ -1,9 +1,10 @@
+import ReceiptModel
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import ReceiptModel
 
 /// `--out -`: the receipts table as CSV or NDJSON on a file descriptor (standard output), written and flushed per
 /// batch so that a consumer sees rows as they are produced. Transactions are not written (NDJSON objects carry
@@ -16,7 +17,9 @@ public final class StreamSink: BatchSink {
 
     public init(format: OutputFormat, fileDescriptor: Int32 = 1) throws(SinkError) {
         guard format != .parquet else {
-            throw SinkError("Parquet cannot be written to standard output; give a directory to --out, or use --format csv or ndjson")
+            throw SinkError(
+                "Parquet cannot be written to standard output; give a directory to --out, or use --format csv or ndjson"
+            )
         }
         self.format = format
         fd = fileDescriptor

@@ -34,10 +34,11 @@ public enum VerifyReceiptJSON {
     ///   - error: the reason, for a non-zero status.
     ///   - record: the input position (`source`, `line`, `record_id`); nil for `inspect` of a single file.
     ///   - pretty: indent by two spaces per level (same key order).
+    ///   - detail: the `error_detail` sentence, when the caller has a more specific one than `error`'s own.
     ///   - extra: writes more members at the end of the object (`inspect` adds the container and the verdict).
     public static func render(
-        receipt: Receipt?, status: Int32, error: ReceiptError?, record: Record?, pretty: Bool = false,
-        into out: inout [UInt8], extra: ((inout JSONObjectWriter, inout [UInt8]) -> Void)? = nil
+        receipt: Receipt?, status: Int32, error: ReceiptError?, detail: String? = nil, record: Record?,
+        pretty: Bool = false, into out: inout [UInt8], extra: ((inout JSONObjectWriter, inout [UInt8]) -> Void)? = nil
     ) {
         var w = JSONObjectWriter(pretty: pretty)
         w.beginObject(into: &out)
@@ -67,7 +68,7 @@ public enum VerifyReceiptJSON {
             w.key("error_code", into: &out)
             JSONText.appendString(error.code.rawValue, into: &out)
             w.key("error_detail", into: &out)
-            JSONText.appendString(error.description, into: &out)
+            JSONText.appendString(detail ?? error.description, into: &out)
         }
         extra?(&w, &out)
         w.endObject(into: &out)

@@ -8,7 +8,9 @@ final class ZstdCompressor {
     private(set) var output: [UInt8] = []
 
     init(level: Int32 = 3) throws(SinkError) {
-        guard let c = ZSTD_createCCtx() else { throw SinkError("cannot create a zstd compression context (out of memory?)") }
+        guard let c = ZSTD_createCCtx() else {
+            throw SinkError("cannot create a zstd compression context (out of memory?)")
+        }
         cctx = c
         self.level = level
     }

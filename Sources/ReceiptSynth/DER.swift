@@ -27,34 +27,58 @@ public enum DER {
 
     /// The DER length octets for `n` (short form below 128, otherwise long form with minimal octets).
     public static func length(_ n: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        appendLength(n, to: &out)
+        return out
+    }
+
+    /// Appends the DER length octets for `n` to `out`.
+    public static func appendLength(_ n: Int, to out: inout [UInt8]) {
         precondition(n >= 0, "negative length")
-        if n < 0x80 { return [UInt8(n)] }
-        var octets: [UInt8] = []
+        if n < 0x80 {
+            out.append(UInt8(n))
+            return
+        }
+        var octets = 0
         var v = n
         while v > 0 {
-            octets.insert(UInt8(v & 0xFF), at: 0)
+            octets += 1
             v >>= 8
         }
-        return [0x80 | UInt8(octets.count)] + octets
+        out.append(0x80 | UInt8(octets))
+        for i in stride(from: octets - 1, through: 0, by: -1) { out.append(UInt8(truncatingIfNeeded: n >> (8 * i))) }
     }
 
     /// One TLV with a definite length.
     public static func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = [tag]
+        var out: [UInt8] = []
         out.reserveCapacity(content.count + 6)
-        out += length(content.count)
-        out += content
+        out.append(tag)
+        appendLength(content.count, to: &out)
+        out.append(contentsOf: content)
+        return out
+    }
+
+    /// One TLV whose contents are the concatenation of `parts` (no intermediate copy of the contents).
+    public static func tlv(_ tag: UInt8, parts: [[UInt8]]) -> [UInt8] {
+        var total = 0
+        for p in parts { total += p.count }
+        var out: [UInt8] = []
+        out.reserveCapacity(total + 6)
+        out.append(tag)
+        appendLength(total, to: &out)
+        for p in parts { out.append(contentsOf: p) }
         return out
     }
 
     /// `SEQUENCE { parts... }`; each part is already a TLV.
-    public static func sequence(_ parts: [[UInt8]]) -> [UInt8] { tlv(tagSequence, parts.flatMap { $0 }) }
+    public static func sequence(_ parts: [[UInt8]]) -> [UInt8] { tlv(tagSequence, parts: parts) }
 
     /// `SET { parts... }` in the given order. DER requires SET OF elements sorted by their encodings; pass
     /// `sorted: true` for that. Receipt payloads are written unsorted, as Apple writes them.
     public static func set(_ parts: [[UInt8]], sorted: Bool = false) -> [UInt8] {
         let ordered = sorted ? parts.sorted { $0.lexicographicallyPrecedes($1) } : parts
-        return tlv(tagSet, ordered.flatMap { $0 })
+        return tlv(tagSet, parts: ordered)
     }
 
     /// A context-specific constructed tag `[n]` (0xA0 | n) around `content` (EXPLICIT when `content` is one TLV).
@@ -119,7 +143,7 @@ public enum DER {
     /// UTCTime (years 1950-2049) or GeneralizedTime (other years) for epoch seconds, as X.509 requires.
     public static func time(epochSeconds: Int64) -> [UInt8] {
         let ms = epochSeconds * 1000
-        let year = CivilTime.fields(millis: ms).year
+        let year = Int(CivilTime.fields(epochMillis: ms).year)
         if year >= 1950 && year < 2050 {
             return tlv(tagUTCTime, Array(TimeText.digits(ms, yearDigits: 2, separators: false).utf8) + [0x5A])
         }

@@ -4,6 +4,8 @@ struct JSONText {
     var text = ""
 
     static func quoted(_ s: String) -> String {
+        // Fast path: generated strings rarely need escaping.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) { return "\"" + s + "\"" }
         var out = "\""
         for u in s.unicodeScalars {
             switch u {

@@ -5,8 +5,8 @@ enum TimeText {
     /// Digits without separators (`yyMMddHHmmss` or `yyyyMMddHHmmss`, for X.509 times) or with them
     /// (`yyyy-MM-ddTHH:mm:ss`, for receipts).
     static func digits(_ ms: Int64, yearDigits: Int, separators: Bool) -> String {
-        let f = CivilTime.fields(millis: ms)
-        let y = yearDigits == 2 ? pad(f.year % 100, 2) : pad(f.year, 4)
+        let f = CivilTime.fields(epochMillis: ms)
+        let y = yearDigits == 2 ? pad(Int(f.year % 100), 2) : pad(Int(f.year), 4)
         if separators {
             return "\(y)-\(pad(f.month, 2))-\(pad(f.day, 2))T\(pad(f.hour, 2)):\(pad(f.minute, 2)):\(pad(f.second, 2))"
         }
@@ -44,7 +44,7 @@ public enum ReceiptDateStyle: Sendable, Equatable, Hashable {
         case .zulu:
             return TimeText.digits(ms, yearDigits: 4, separators: true) + "Z"
         case .fractional:
-            let frac = String(CivilTime.fields(millis: ms).millisecond + 1000).dropFirst()
+            let frac = String(CivilTime.fields(epochMillis: ms).millisecond + 1000).dropFirst()
             return TimeText.digits(ms, yearDigits: 4, separators: true) + "." + frac + "Z"
         case .offset(let minutes):
             let local = ms + Int64(minutes) * 60_000

@@ -67,6 +67,27 @@ public final class TestPKI: @unchecked Sendable {
             leaf: certs[leaf]!, key: keys[leaf]!, chain: [certs[leaf]!, certs[intermediate]!, certs[root]!])
     }
 
+    /// A leaf issued by the genuine intermediate with any validity window (epoch seconds), for boundary tests of
+    /// validity at the receipt creation date. It reuses the genuine leaf's key (no key generation), carries the
+    /// receipt-signing OID unless `receiptSigningOID` is false, and has serial `serial` (pick one above 1000 so it
+    /// does not collide with the PKI's own).
+    public func customLeaf(
+        notBefore: Int64, notAfter: Int64, receiptSigningOID: Bool = true, serial: Int64 = 1000,
+        commonName: String = "Receiptflow Test Receipt Signing (custom)"
+    ) throws(SynthError) -> SigningIdentity {
+        let interNode = Self.nodes.first { $0.name == "intermediate" }!
+        let key = keys["leaf"]!
+        let leaf = try CertificateBuilder.make(
+            subject: CertificateBuilder.Name(
+                organization: interNode.subject.organization, organizationalUnit: interNode.subject.organizationalUnit,
+                commonName: commonName),
+            subjectKey: key, issuer: interNode.subject, issuerKey: keys["intermediate"]!, serial: serial,
+            profile: CertificateBuilder.Profile(
+                isCA: false, markerOIDs: receiptSigningOID ? [CertificateBuilder.OIDs.receiptSigning] : [],
+                notBefore: notBefore, notAfter: notAfter))
+        return SigningIdentity(leaf: leaf, key: key, chain: [leaf, certs["intermediate"]!, certs["root"]!])
+    }
+
     /// The certificate stored under `name` (`root`, `intermediate`, `leaf`, `foreign-root`, ...; see `nodes`).
     public func certificate(_ name: String) -> TestCertificate? { certs[name] }
 

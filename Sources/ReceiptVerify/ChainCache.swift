@@ -14,21 +14,18 @@ public final class ChainCache: @unchecked Sendable {
     /// Number of slots (a power of two).
     public let capacity: Int
 
-    /// Slot i holds 0 (empty) or the bits of an unretained `ChainEntry` kept alive by `state.entries`.
+    /// Slot i holds 0 (empty) or the bits of an unretained `ChainEntry` kept alive by `entries`.
     /// Published with release ordering after the entry is fully built; readers load with acquire ordering.
     private let slots: UnsafeMutablePointer<Atomic<Int>>
-    private let state = Mutex(State())
+    private let lock = Lock()
+    /// Owns every published entry (the slots hold them unretained). Guarded by `lock`.
+    private var entries: [ChainEntry] = []
     private let hitCount = Atomic<Int>(0)
     private let missCount = Atomic<Int>(0)
     private let nextID = Atomic<UInt64>(1)
 
     /// Linear probing stops after this many slots; a key that finds no free slot is not cached.
     private static let maxProbe = 8
-
-    private struct State: ~Copyable {
-        /// Owns every published entry: the slots hold them unretained.
-        var entries: [ChainEntry] = []
-    }
 
     /// - Parameter capacity: slots in the table, rounded up to a power of two (each holds one chain).
     public init(anchors: TrustAnchors, capacity: Int = 4096) {
@@ -50,7 +47,7 @@ public final class ChainCache: @unchecked Sendable {
     /// Receipts that needed a chain verification (including those whose verdict could not be cached).
     public var misses: Int { missCount.load(ordering: .relaxed) }
     /// Distinct chains held.
-    public var count: Int { state.withLock { $0.entries.count } }
+    public var count: Int { lock.withLock { entries.count } }
 
     /// The entry for `der`'s certificates and signer identifier: from the table, or built and inserted.
     /// The caller has checked that every range lies inside `der`.
@@ -63,7 +60,7 @@ public final class ChainCache: @unchecked Sendable {
             hitCount.wrappingAdd(1, ordering: .relaxed)
             return e
         }
-        return state.withLock { state -> ChainEntry in
+        return lock.withLock { () -> ChainEntry in
             // Another thread may have inserted it while this one waited for the lock.
             if let e = lookup(h, der, certs, issuer, serial) {
                 hitCount.wrappingAdd(1, ordering: .relaxed)
@@ -79,7 +76,7 @@ public final class ChainCache: @unchecked Sendable {
                 id: id, keyHash: h, cached: free != nil, der: der, certificates: certs, issuer: issuer,
                 serial: serial, anchors: anchors)
             if let free {
-                state.entries.append(e)
+                entries.append(e)
                 slots[free].store(Int(bitPattern: Unmanaged.passUnretained(e).toOpaque()), ordering: .releasing)
             }
             return e
@@ -96,7 +93,7 @@ public final class ChainCache: @unchecked Sendable {
             let bits = slots[i].load(ordering: .acquiring)
             // Slots fill in probe order and are never cleared, so an empty slot ends the search.
             guard let p = UnsafeRawPointer(bitPattern: bits) else { return nil }
-            // Entries in slots are retained by `state.entries` until the cache itself is freed.
+            // Entries in slots are retained by `entries` until the cache itself is freed.
             let e = Unmanaged<ChainEntry>.fromOpaque(p).takeUnretainedValue()
             if e.keyHash == h, e.matches(der, certificates: certs, issuer: issuer, serial: serial) { return e }
         }

@@ -44,6 +44,7 @@ public struct VerifyOutcome: Sendable {
     enum Reason: Sendable {
         case none
         case malformedRanges
+        case missingCreationDate
         case signerNotFound
         case unsupportedDigest
         case unsupportedSignatureAlgorithm
@@ -62,6 +63,8 @@ public struct VerifyOutcome: Sendable {
                 return "the receipt verified"
             case .malformedRanges:
                 return "the container's parts lie outside the receipt bytes"
+            case .missingCreationDate:
+                return "the receipt has no creation date (attribute 12), the time its certificates must be valid at"
             case .signerNotFound:
                 return "the SignerInfo's issuer and serial number match none of the \(entry?.certificateCount ?? 0) "
                     + "embedded certificates"

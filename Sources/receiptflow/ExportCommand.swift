@@ -93,7 +93,7 @@ func runExport(_ argv: [String]) -> Int32 {
         let summary = RunSummary(
             result: result, inputs: config.inputs, format: setup.format.rawValue, verify: config.verify,
             threads: config.threads)
-        do throws(SinkErrorText) {
+        do throws(SummaryError) {
             try summary.write(to: setup.out)
         } catch {
             printError("receiptflow export: \(error.message)")

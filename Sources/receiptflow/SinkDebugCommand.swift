@@ -83,7 +83,8 @@ private func sinkDebugWrite(_ args: [String]) throws -> Int32 {
     let receipts = try readRows(receiptsPath)
     let transactions = try a.value("--transactions").map(readRows) ?? []
 
-    let sink = out == "-"
+    let sink =
+        out == "-"
         ? try makeStreamSink(format: format)
         : try makeSink(format: format, directory: out, metadata: metadata, options: options)
     var inApp: [String: [InAppPurchase]] = [:]

@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptIO
+import ReceiptSynth
 import ReceiptModel
 import Testing
 

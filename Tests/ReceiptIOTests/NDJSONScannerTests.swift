@@ -132,6 +132,44 @@ private func scan(_ line: String, field: String? = nil, idField: String? = "id")
         #expect(scan(ok).0.error == nil)
     }
 
+    @Test func findsQuotesEscapesAndControlBytesAtEveryOffsetOfTheWordAtATimeScan() {
+        for k in 0..<24 {
+            let pad = String(repeating: "A", count: k)
+            // An escaped quote k bytes in, then more text: the string must not end at the escaped quote.
+            let (r, receipt, _) = scan("{\"receipt\":\"\(pad)\\\"\(pad)B\"}")
+            #expect(r.error == nil && r.receipt.escaped, "k=\(k)")
+            #expect(receipt == pad + "\"" + pad + "B")
+            // A raw tab k bytes in is invalid JSON wherever it falls.
+            #expect(scan("{\"receipt\":\"\(pad)\t\(pad)\"}").0.error == .invalidJSON, "k=\(k)")
+            // Non-ASCII bytes are ordinary string content.
+            #expect(scan("{\"receipt\":\"\(pad)é€\(pad)\"}").receipt == pad + "é€" + pad)
+            // The closing quote k bytes in.
+            #expect(scan("{\"receipt\":\"\(pad)Q\",\"id\":1}").receipt == pad + "Q")
+        }
+    }
+
+    @Test func rejectsStringsThatAreNotUTF8AtEveryOffset() {
+        let bad: [[UInt8]] = [
+            [0xFF], [0xC0, 0xAF], [0xC3], [0xE0, 0x9F, 0xBF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],
+            [0xF0, 0x9F, 0x98], [0x80],
+        ]
+        let good: [[UInt8]] = [[0xC3, 0xA9], [0xE2, 0x82, 0xAC], [0xED, 0x9F, 0xBF], [0xF0, 0x9F, 0x98, 0x80]]
+        for k in 0..<12 {
+            let pad = [UInt8](repeating: 0x41, count: k)
+            func line(_ s: [UInt8]) -> [UInt8] {
+                Array(#"{"id":""#.utf8) + pad + s + pad + Array(#"","receipt":"QQ"}"#.utf8)
+            }
+            for s in bad {
+                let r = line(s).withUnsafeBytes { NDJSONScanner().scan($0) }
+                #expect(r.error == .invalidJSON, "\(s) at \(k)")
+            }
+            for s in good {
+                let r = line(s).withUnsafeBytes { NDJSONScanner().scan($0) }
+                #expect(r.error == nil, "\(s) at \(k)")
+            }
+        }
+    }
+
     @Test func reportsNumberAndStringIdsAndNothingForOtherKinds() {
         #expect(scan(#"{"id":-12.5e3,"receipt":"QQ"}"#).id == "-12.5e3")
         #expect(scan(#"{"id":"a\"b","receipt":"QQ"}"#).id == "a\"b")

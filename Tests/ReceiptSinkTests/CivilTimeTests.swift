@@ -1,3 +1,4 @@
+import ReceiptModel
 import Testing
 
 @testable import ReceiptSink

@@ -36,7 +36,8 @@ import Testing
         #expect(Array(bytes.prefix(4)) == Array("PAR1".utf8))
         #expect(Array(bytes.suffix(4)) == Array("PAR1".utf8))
         let n = bytes.count
-        let footerLength = Int(bytes[n - 8]) | Int(bytes[n - 7]) << 8 | Int(bytes[n - 6]) << 16 | Int(bytes[n - 5]) << 24
+        let footerLength =
+            Int(bytes[n - 8]) | Int(bytes[n - 7]) << 8 | Int(bytes[n - 6]) << 16 | Int(bytes[n - 5]) << 24
         #expect(footerLength > 0 && footerLength < n - 12)
     }
 }

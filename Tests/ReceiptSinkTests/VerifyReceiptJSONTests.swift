@@ -32,8 +32,10 @@ import Testing
         return r
     }
 
-    static func render(_ r: Receipt?, status: Int32 = 0, error: ReceiptError? = nil, record: VerifyReceiptJSON.Record?,
-                       pretty: Bool = false) -> String {
+    static func render(
+        _ r: Receipt?, status: Int32 = 0, error: ReceiptError? = nil, record: VerifyReceiptJSON.Record?,
+        pretty: Bool = false
+    ) -> String {
         var out: [UInt8] = []
         VerifyReceiptJSON.render(receipt: r, status: status, error: error, record: record, pretty: pretty, into: &out)
         return String(decoding: out, as: UTF8.self)
@@ -146,6 +148,7 @@ import Testing
         #expect(s.contains("\"is_in_intro_offer_period\":\"true\",\"promotional_offer_id\":\"promo\"}"))
         #expect(s.contains("{\"web_order_line_item_id\":\"1000000123456789\",\"is_trial_period\":\"false\"}"))
         #expect(s.hasSuffix("\"source\":\"-\",\"line\":1,\"record_id\":\"rec-1\"}"))
-        #expect(s.hasPrefix("{\"status\":0,\"environment\":\"Production\",\"receipt\":{\"receipt_type\":\"Production\","))
+        #expect(
+            s.hasPrefix("{\"status\":0,\"environment\":\"Production\",\"receipt\":{\"receipt_type\":\"Production\","))
     }
 }

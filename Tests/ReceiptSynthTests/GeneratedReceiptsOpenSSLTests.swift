@@ -4,7 +4,7 @@ import Testing
 
 /// The `openssl` tool, an independent CMS implementation, judges a few hundred generated records.
 @Suite struct GeneratedReceiptsOpenSSLTests {
-    static let pki = try! TestPKI.load(directory: nil)
+    static let pki = SharedPKI.pki
 
     /// What `openssl cms -verify -purpose any` must say. It does not know Apple's marker OIDs, so the policy
     /// kinds pass there (receiptflow's verifier rejects them).

@@ -3,7 +3,7 @@ import ReceiptSynth
 import Testing
 
 @Suite struct GeneratorTests {
-    static let pki = try! TestPKI.load(directory: nil)
+    static let pki = SharedPKI.pki
 
     static func generate(seed: UInt64, count: Int, name: String, in dir: URL) throws -> (Data, Data, Generator.Stats) {
         let out = dir.appendingPathComponent(name)

@@ -1,9 +1,10 @@
 import Foundation
+import ReceiptDER
 import ReceiptSynth
 import Testing
 
 @Suite struct ReceiptSignerTests {
-    static let pki = try! TestPKI.load(directory: nil)
+    static let pki = SharedPKI.pki
 
     static func payload() -> [UInt8] {
         var b = PayloadBuilder()
@@ -73,6 +74,39 @@ import Testing
         #expect(Array(der[13..<17]) == [0xA0, 0x80, 0x30, 0x80])
         #expect(der.suffix(4).elementsEqual([0, 0, 0, 0]))
         #expect(der.windowContains([0x24, 0x80, 0x04]))
+    }
+
+    /// ReceiptDER's container walk sees each knob as intended.
+    @Test func knobsShowUpInTheContainer() throws {
+        let id = Self.pki.identity(.valid)
+        var o = ReceiptSigner.Options(digest: .sha256)
+        o.listedDigest = .sha1
+        #expect(
+            try decodeReceipt(ReceiptSigner.sign(payload: Self.payload(), identity: id, options: o)).0
+                .digestAlgorithmMismatch)
+
+        o = ReceiptSigner.Options(digest: .md5)
+        #expect(
+            try decodeReceipt(ReceiptSigner.sign(payload: Self.payload(), identity: id, options: o)).0.digestAlgorithm
+                == .unsupported)
+
+        o = ReceiptSigner.Options(digest: .sha1, signatureLabel: .sha256WithRSAEncryption, form: .ber)
+        o.signingTime = 1_600_000_000
+        let der = ReceiptSigner.sign(payload: Self.payload(), identity: id, options: o)
+        let (c, _) = try decodeReceipt(der)
+        #expect(c.digestAlgorithm == .sha1)
+        #expect(c.signatureAlgorithm == .sha256WithRSA)
+        #expect(c.encoding == .ber)
+        let md = try #require(c.messageDigest)
+        #expect(Array(der[md]) == ReceiptSigner.Digest.sha1.hash(Self.payload()))
+
+        o = ReceiptSigner.Options()
+        o.signerSerialMismatch = true
+        let (c2, _) = try decodeReceipt(ReceiptSigner.sign(payload: Self.payload(), identity: id, options: o))
+        #expect(c2.certificates.count == 3)
+        #expect(
+            Array(ReceiptSigner.sign(payload: Self.payload(), identity: id, options: o)[c2.signerSerial])
+                != id.leaf.serial)
     }
 
     @Test func signingIsDeterministic() {

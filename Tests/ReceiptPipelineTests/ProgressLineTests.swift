@@ -1,0 +1,26 @@
+import ReceiptPipeline
+import Testing
+
+@Suite struct ProgressLineTests {
+    @Test func showsRecordsRatesPercentAndTimeLeftWhenTheSizeIsKnown() {
+        var r = RunResult()
+        r.counts.records = 5000
+        r.counts.inputBytes = 50_000_000
+        r.inputSize = 200_000_000
+        let line = ProgressLine.text(r, seconds: 2, final: false)
+        #expect(line.hasPrefix("\r5000 records, 2500 receipts/s, 25.0 MB/s, 25.0%, 6s left"))
+        #expect(!line.hasSuffix("\n"))
+    }
+
+    @Test func omitsPercentWithoutAKnownSizeAndEndsTheFinalLine() {
+        var r = RunResult()
+        r.counts.records = 10
+        r.counts.inputBytes = 1_000_000
+        let line = ProgressLine.text(r, seconds: 1, final: true)
+        #expect(line.hasPrefix("\r10 records, 10 receipts/s, 1.0 MB/s "))
+        #expect(!line.contains("%"))
+        #expect(line.hasSuffix("\n"))
+        // Every line is as wide, so a short one covers a longer predecessor.
+        #expect(line.count == ProgressLine.text(r, seconds: 1, final: false).count + 1)
+    }
+}

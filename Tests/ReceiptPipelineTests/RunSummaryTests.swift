@@ -1,0 +1,50 @@
+import Foundation
+import ReceiptModel
+import ReceiptPipeline
+import Testing
+
+@Suite struct RunSummaryTests {
+    private func summary() -> RunSummary {
+        var r = RunResult()
+        r.counts.records = 3
+        r.counts.transactions = 7
+        r.counts.inputBytes = 1234
+        r.counts.blankLines = 2
+        r.counts.byStatus[ReceiptStatus.allCases.firstIndex(of: .valid)!] = 2
+        r.counts.byStatus[ReceiptStatus.allCases.firstIndex(of: .malformed)!] = 1
+        r.counts.byCode[ErrorCode.allCases.firstIndex(of: .invalidJSON)!] = 1
+        r.elapsedSeconds = 0.5
+        r.chainCacheHits = 1
+        r.chainCacheMisses = 1
+        return RunSummary(result: r, inputs: ["a.ndjson", "-"], format: "csv", verify: true, threads: 2)
+    }
+
+    @Test func writesTheCountsAtomicallyUnderTheFinalName() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rf-summary-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try summary().write(to: dir.path)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["summary.json"])
+        let o =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("summary.json")))
+            as! [String: Any]
+        #expect(o["records"] as? Int == 3)
+        #expect(o["valid"] as? Int == 2 && o["rejected"] as? Int == 1)
+        #expect(o["transactions_written"] as? Int == 7)
+        #expect(o["bytes_read"] as? Int == 1234 && o["blank_lines"] as? Int == 2)
+        #expect((o["by_status"] as? [String: Int])?["21002"] == 1)
+        #expect((o["by_error_code"] as? [String: Int])?["invalid_json"] == 1)
+        #expect((o["by_error_code"] as? [String: Int])?.count == ErrorCode.allCases.count)
+        #expect(o["receipts_per_second"] as? Double == 6)
+        #expect((o["chain_cache"] as? [String: Int]) == ["hits": 1, "misses": 1])
+        #expect(o["inputs"] as? [String] == ["a.ndjson", "-"])
+    }
+
+    @Test func saysWhereItCouldNotWrite() {
+        #expect {
+            try summary().write(to: "/nonexistent-dir/out")
+        } throws: { e in
+            "\(e)".contains("/nonexistent-dir/out/summary.json")
+        }
+    }
+}

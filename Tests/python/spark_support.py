@@ -1,0 +1,68 @@
+"""Shared helpers of test_spark.py and test_spark_task.py: the receiptflow binary, a generated corpus split into
+files, and the single-machine reference tables."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DRIVER = os.path.join(REPO, "scripts", "spark", "driver.py")
+sys.path.insert(0, os.path.dirname(DRIVER))
+
+
+def receiptflow_bin():
+    """The binary under test (RECEIPTFLOW_BIN, as scripts/test.sh sets it), or a skip saying how to provide it."""
+    path = os.environ.get("RECEIPTFLOW_BIN")
+    if not path:
+        pytest.skip("RECEIPTFLOW_BIN is not set: build receiptflow and point RECEIPTFLOW_BIN at it")
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"RECEIPTFLOW_BIN={path} is not an executable file")
+    return path
+
+
+def generate_split_corpus(binary, directory, count, files, compress=()):
+    """`receiptflow generate` once, then its lines cut into `files` consecutive files p0...; the indexes in
+    `compress` are zstd-compressed (skipped when the zstd tool is missing). Returns (paths in order, trust anchor).
+    Blank and malformed lines stay as generated, so line numbers count them as in any input."""
+    ca = os.path.join(directory, "ca")
+    corpus = os.path.join(directory, "corpus.ndjson")
+    subprocess.run(
+        [binary, "generate", "--count", str(count), "--bad-fraction", "0.05", "--seed", "7", "--ca-dir", ca,
+         "--out", corpus, "--quiet"],
+        check=True,
+    )
+    with open(corpus, "rb") as fh:
+        lines = fh.read().split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    parts = os.path.join(directory, "parts")
+    os.makedirs(parts)
+    paths = []
+    n = len(lines)
+    for i in range(files):
+        path = os.path.join(parts, f"p{i}.ndjson")
+        with open(path, "wb") as fh:
+            fh.write(b"\n".join(lines[i * n // files : (i + 1) * n // files]) + b"\n")
+        if i in compress and shutil.which("zstd"):
+            subprocess.run(["zstd", "-q", "--rm", path], check=True)
+            path += ".zst"
+        paths.append(path)
+    return paths, os.path.join(ca, "root.pem")
+
+
+def reference_tables(binary, inputs, trust_anchor, out):
+    """The single-machine run: `receiptflow export INPUT... --out out`, read back as lists of row dicts."""
+    import pyarrow.parquet as pq
+
+    subprocess.run(
+        [binary, "export", *inputs, "--out", out, "--trust-anchor", trust_anchor, "--quiet"],
+        check=True,
+        stderr=subprocess.DEVNULL,
+    )
+    return (
+        pq.read_table(os.path.join(out, "receipts.parquet")),
+        pq.read_table(os.path.join(out, "transactions.parquet")),
+    )

@@ -1,0 +1,188 @@
+"""The task side of scripts/spark/driver.py without Spark: how one input file goes through receiptflow, how failures
+surface (so that Spark retries), and how receiptflow's two tables become the nested batches Spark writes."""
+
+import os
+import stat
+import textwrap
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pytest.importorskip("numpy")
+
+from spark_support import generate_split_corpus, receiptflow_bin, reference_tables  # noqa: E402
+
+import driver  # noqa: E402
+
+
+def fake_binary(tmp_path, body):
+    """A shell script standing in for receiptflow."""
+    path = tmp_path / "fake-receiptflow"
+    path.write_text("#!/bin/sh\n" + textwrap.dedent(body))
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+def input_file(tmp_path, data=b'{"id":"a","receipt-data":"AAAA"}\n'):
+    path = tmp_path / "in.ndjson"
+    path.write_bytes(data)
+    return {"source": "in.ndjson", "uri": "file:" + str(path), "local": str(path), "size": len(data)}
+
+
+def run(binary, f, args=()):
+    return list(driver.run_file(f, binary, list(args)))
+
+
+@pytest.fixture(autouse=True)
+def local_dirs(tmp_path, monkeypatch):
+    """Scratch directories go under a folder of their own so that tests can see that they are removed."""
+    d = tmp_path / "local"
+    d.mkdir()
+    monkeypatch.setenv("SPARK_LOCAL_DIRS", str(d))
+    return d
+
+
+def test_non_zero_exit_raises_with_receiptflow_stderr(tmp_path, local_dirs):
+    binary = fake_binary(tmp_path, "cat >/dev/null\necho 'cannot read trust anchor x.pem: no such file' >&2\nexit 1\n")
+    with pytest.raises(driver.TaskFailure) as e:
+        run(binary, input_file(tmp_path))
+    assert "exited with status 1 on in.ndjson" in str(e.value)
+    assert "cannot read trust anchor x.pem: no such file" in str(e.value)
+    assert os.listdir(local_dirs) == []
+
+
+def test_death_by_signal_raises(tmp_path, local_dirs):
+    binary = fake_binary(tmp_path, "kill -9 $$\n")
+    with pytest.raises(driver.TaskFailure, match="was killed by SIGKILL on in.ndjson"):
+        run(binary, input_file(tmp_path, b"x\n" * 500_000))
+    assert os.listdir(local_dirs) == []
+
+
+def test_early_exit_reports_the_exit_status_not_a_broken_pipe(tmp_path):
+    binary = fake_binary(tmp_path, "echo 'usage error' >&2\nexit 2\n")
+    with pytest.raises(driver.TaskFailure, match="exited with status 2 .*usage error"):
+        run(binary, input_file(tmp_path, b"y" * (8 << 20)))
+
+
+def test_large_stderr_does_not_block_the_child(tmp_path):
+    # 2 MB on standard error before reading any input: without a drain the pipe fills and both sides wait forever.
+    binary = fake_binary(
+        tmp_path, "head -c 2000000 /dev/zero | tr '\\0' e >&2\necho last-words >&2\ncat >/dev/null\nexit 3\n"
+    )
+    with pytest.raises(driver.TaskFailure) as e:
+        run(binary, input_file(tmp_path, b"z" * (4 << 20)))
+    assert "exited with status 3" in str(e.value)
+    assert "last-words" in str(e.value)
+    assert len(str(e.value)) < driver.STDERR_TAIL_BYTES + 2000
+
+
+def test_environment_and_source_reach_receiptflow(tmp_path, monkeypatch):
+    seen = tmp_path / "seen"
+    monkeypatch.setenv("RECEIPTFLOW_TEST_PROBE", "from-the-executor")
+    binary = fake_binary(
+        tmp_path,
+        f'echo "$RECEIPTFLOW_TEST_PROBE|$RECEIPTFLOW_SOURCE|$*" > {seen}\ncat >/dev/null\nexit 1\n',
+    )
+    with pytest.raises(driver.TaskFailure):
+        run(binary, input_file(tmp_path), ["--no-verify", "--quiet"])
+    probe, source, args = seen.read_text().strip().split("|")
+    assert probe == "from-the-executor"
+    assert source == "in.ndjson"
+    assert args.startswith("export - --out ") and args.endswith("--format parquet --no-verify --quiet")
+
+
+def test_relative_trust_anchor_is_found_from_the_scratch_directory(tmp_path, monkeypatch):
+    (tmp_path / "root.pem").write_text("anchor")
+    monkeypatch.chdir(tmp_path)
+    seen = tmp_path / "seen"
+    # The fake opens the anchor as receiptflow does: relative to its own working directory (the task's scratch).
+    binary = fake_binary(
+        tmp_path,
+        f'while [ "$1" != "--trust-anchor" ]; do shift; done\ncat "$2" > {seen} 2>&1\ncat >/dev/null\nexit 1\n',
+    )
+    with pytest.raises(driver.TaskFailure):
+        run(binary, input_file(tmp_path), ["--trust-anchor", "root.pem"])
+    assert seen.read_text() == "anchor"
+
+
+def test_exit_zero_without_tables_is_a_failure(tmp_path):
+    binary = fake_binary(tmp_path, "cat >/dev/null\nexit 0\n")
+    with pytest.raises(driver.TaskFailure, match="wrote no receipts table"):
+        run(binary, input_file(tmp_path))
+
+
+def test_writing_to_stdout_is_a_failure(tmp_path):
+    binary = fake_binary(tmp_path, "cat >/dev/null\necho stray\nexit 0\n")
+    with pytest.raises(driver.TaskFailure, match="wrote to standard output"):
+        run(binary, input_file(tmp_path))
+
+
+def flatten(batches):
+    """Nested batches back to (receipts rows, transactions rows)."""
+    receipts, transactions = [], []
+    for b in batches:
+        for row in b.to_pylist():
+            transactions.extend(row.pop(driver.NESTED))
+            receipts.append(row)
+    return receipts, transactions
+
+
+def test_real_receiptflow_rows_equal_a_direct_export(tmp_path, local_dirs, monkeypatch):
+    binary = receiptflow_bin()
+    paths, anchor = generate_split_corpus(binary, str(tmp_path), 300, 2, compress=(1,))
+    ref_receipts, ref_transactions = reference_tables(binary, paths, anchor, str(tmp_path / "ref"))
+    got_receipts, got_transactions = [], []
+    # A small batch size makes receipts batches end between a receipt and its transactions' neighbours.
+    monkeypatch.setattr(driver, "nested_batches", _small_batches(driver.nested_batches))
+    for p in paths:
+        f = {"source": p, "uri": "file:" + p, "local": p, "size": os.path.getsize(p)}
+        r, t = flatten(driver.run_file(f, binary, driver.task_arguments(["--trust-anchor", anchor], 1)))
+        got_receipts += r
+        got_transactions += t
+    # Timestamps come back in microseconds (Spark's Arrow bridge), the reference in milliseconds: the same instants.
+    assert got_receipts == ref_receipts.to_pylist()
+    assert got_transactions == ref_transactions.to_pylist()
+    assert len(got_transactions) > 0 and {r["status"] for r in got_receipts} >= {0, 21002, 21003}
+    assert os.listdir(local_dirs) == []
+
+
+def _small_batches(real):
+    def nested(out, source, batch_rows=8192):
+        return real(out, source, batch_rows=7)
+
+    return nested
+
+
+def test_command_line_splits_driver_and_receiptflow_options():
+    cfg = driver.parse_command_line(
+        ["--files-per-task", "2", "--task-bytes=1000", "a,b/", "out", "--trust-anchor", "r.pem", "--no-verify"]
+    )
+    assert (cfg.inputs, cfg.output, cfg.files_per_task, cfg.task_bytes) == (["a", "b/"], "out", 2, 1000)
+    assert cfg.passthrough == ["--trust-anchor", "r.pem", "--no-verify"]
+    assert driver.task_arguments(cfg.passthrough, 3) == [
+        "--trust-anchor", "r.pem", "--no-verify", "--threads", "3", "--quiet"]
+    assert driver.task_arguments(["--threads=2"], 3) == ["--threads=2", "--quiet"]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["in", "out", "--out", "x"], "--out is set by the driver"),
+        (["in", "out", "--format", "csv"], "--format is set by the driver"),
+        (["in", "out", "--trust-anchor", "r.pem", "more.ndjson"], "input paths go in INPUT"),
+        (["in"], "INPUT and OUTPUT are required"),
+        (["--task-bytes", "0", "in", "out"], "at least 1"),
+        (["--threads", "2", "in", "out"], "unknown driver option --threads"),
+    ],
+)
+def test_command_line_rejects_what_the_driver_owns(argv, message):
+    with pytest.raises(driver.UsageError, match=message):
+        driver.parse_command_line(argv)
+
+
+def test_tasks_keep_file_order_and_limits():
+    files = [{"source": str(i), "size": s} for i, s in enumerate([5, 5, 20, 1, 1, 1, 1])]
+    tasks = driver.pack_tasks(files, task_bytes=10)
+    assert [[f["source"] for f in t] for t in tasks] == [["0", "1"], ["2"], ["3", "4", "5", "6"]]
+    tasks = driver.pack_tasks(files, task_bytes=100, files_per_task=3)
+    assert [[f["source"] for f in t] for t in tasks] == [["0", "1", "2"], ["3", "4", "5"], ["6"]]

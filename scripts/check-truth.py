@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Compares a `receiptflow export` output folder with a generator truth file (data/README.md).
+
+    scripts/check-truth.py OUT_DIR TRUTH_FILE [--format csv|parquet]
+
+Reads receipts.<ext> and transactions.<ext> (CSV with the standard library; Parquet with pyarrow) and checks, per
+record: line, record_id, status, error_code and every receipt column the truth names; for status-0 records, every
+transaction. Prints the first mismatches and exits 1 when there are any.
+"""
+import csv
+import datetime
+import io
+import json
+import subprocess
+import sys
+from collections import defaultdict
+
+RECEIPT_COLUMNS = {
+    "receipt_type": "str", "bundle_id": "str", "application_version": "str", "original_application_version": "str",
+    "app_item_id": "int", "download_id": "int", "version_external_identifier": "int",
+    "receipt_creation_date": "ts", "original_purchase_date": "ts", "expiration_date": "ts",
+    "in_app_count": "int", "digest_algorithm": "str",
+}
+TRANSACTION_COLUMNS = {
+    "quantity": "int", "product_id": "str", "transaction_id": "str", "original_transaction_id": "str",
+    "purchase_date": "ts", "original_purchase_date": "ts", "expires_date": "ts", "cancellation_date": "ts",
+    "web_order_line_item_id": "int", "is_trial_period": "bool", "is_in_intro_offer_period": "bool",
+    "promotional_offer_id": "str", "product_type": "int", "cancellation_reason": "int",
+}
+
+
+def read_truth(path):
+    raw = open(path, "rb").read()
+    if raw[:4] == b"\x28\xb5\x2f\xfd":
+        raw = subprocess.run(["zstd", "-dc", path], capture_output=True, check=True).stdout
+    return [json.loads(line) for line in raw.splitlines() if line.strip()]
+
+
+def csv_value(v, kind):
+    """CSV cells are text: empty is null, timestamps are 2019-08-08T05:43:20.000Z."""
+    if v == "":
+        return None
+    if kind == "int":
+        return int(v)
+    if kind == "bool":
+        return v == "true"
+    if kind == "ts":
+        d = datetime.datetime.strptime(v, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+        return round(d.timestamp() * 1000)
+    return v
+
+
+def parquet_value(v, kind):
+    if v is None:
+        return None
+    if kind == "ts":
+        return round(v.timestamp() * 1000) if hasattr(v, "timestamp") else int(v)
+    return v
+
+
+def read_table(out_dir, name, fmt):
+    if fmt == "csv":
+        with open(f"{out_dir}/{name}.csv", newline="", encoding="utf-8") as f:
+            return list(csv.DictReader(f)), csv_value
+    import pyarrow.parquet as pq
+    return pq.read_table(f"{out_dir}/{name}.parquet").to_pylist(), parquet_value
+
+
+def main():
+    args = sys.argv[1:]
+    fmt = "csv"
+    if "--format" in args:
+        i = args.index("--format")
+        fmt = args[i + 1]
+        del args[i:i + 2]
+    if len(args) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    out_dir, truth_path = args
+    truth = read_truth(truth_path)
+    receipts, value = read_table(out_dir, "receipts", fmt)
+    transactions, _ = read_table(out_dir, "transactions", fmt)
+    by_line = defaultdict(list)
+    for t in transactions:
+        by_line[int(t["line"])].append(t)
+
+    problems = []
+    if len(receipts) != len(truth):
+        problems.append(f"{len(receipts)} receipt rows for {len(truth)} truth records")
+    for row, t in zip(receipts, truth):
+        where = f"line {t['line']} ({t['kind']})"
+        checks = [("line", int(row["line"]), t["line"]), ("record_id", row["record_id"] or None, t["id"]),
+                  ("status", int(row["status"]), t["status"]), ("error_code", row["error_code"] or None, t["error_code"])]
+        checks += [(c, value(row[c], k), t[c]) for c, k in RECEIPT_COLUMNS.items()]
+        if t["status"] == 0:
+            got = by_line.get(t["line"], [])
+            checks.append(("transactions", len(got), len(t["transactions"])))
+            for n, (g, e) in enumerate(zip(got, t["transactions"])):
+                checks += [(f"transactions[{n}].{c}", value(g[c], k), e[c]) for c, k in TRANSACTION_COLUMNS.items()]
+        problems += [f"{where}: {c} is {got!r}, expected {want!r}" for c, got, want in checks if got != want]
+    expected_tx = sum(len(t["transactions"]) for t in truth if t["status"] == 0)
+    if len(transactions) != expected_tx:
+        problems.append(f"{len(transactions)} transaction rows, expected {expected_tx}")
+    for p in problems[:30]:
+        print(p)
+    print(f"{len(truth)} records, {len(transactions)} transactions, {len(problems)} mismatches")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

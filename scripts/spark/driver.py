@@ -1,0 +1,771 @@
+#!/usr/bin/env python3
+"""Run `receiptflow export` inside Apache Spark tasks, exactly once, and write both tables with Spark's writer.
+
+    spark-submit --files /path/to/receiptflow[,root.pem] scripts/spark/driver.py \\
+        [driver options] INPUT OUTPUT [receiptflow export options]
+
+INPUT is a comma-separated list of files, directories or globs on any filesystem Spark can list (file:, hdfs:,
+s3:/s3a:, gs:). Each file keeps its identity: it is read by one receiptflow process from its first byte to its
+last, so `line` is the line number in that file and `source` is the path as given (files found under a directory
+are DIR/name; files matched by a glob get their full path). OUTPUT receives
+
+    OUTPUT/receipts/part-*.parquet      + _SUCCESS   one row per input record (contract.md, "receipts")
+    OUTPUT/transactions/part-*.parquet  + _SUCCESS   one row per in-app purchase of a valid receipt
+    OUTPUT/summary.json                               counts, written last
+
+How a task works (`run_file`): the input file is streamed into `receiptflow export - --out SCRATCH --format
+parquet` on standard input; the wrapper passes the executor's environment, drains standard error, and raises when
+receiptflow exits non-zero or dies from a signal, so that Spark retries the task. The two Parquet tables receiptflow
+wrote into the task's scratch directory are read back with pyarrow and handed to Spark as Arrow batches (one row
+per receipt with its transactions nested), which Spark's Parquet writer commits per task: a failed or retried
+attempt leaves no rows behind, and a table folder is complete when its `_SUCCESS` marker is there.
+
+Why not `--out -`: a stream carries one table, and neither stream form holds both tables losslessly (CSV cannot
+tell an empty string from null; the verifyReceipt NDJSON omits `verified`, the hashes, `product_type`, zero
+`web_order_line_item_id`...). Receiptflow's own Parquet holds both tables with the contract's exact types, from one
+pass over the input.
+
+Driver options (before INPUT):
+  --task-bytes N   pack consecutive input files into one task up to N bytes of input (default 128 MiB); a larger
+                   file is a task of its own. Files are never split: their line numbers must stay whole.
+  --files-per-task N
+                   at most N files in one task (default: no limit but --task-bytes).
+  --binary PATH    receiptflow on the executors (default: the file shipped with `--files .../receiptflow`);
+                   use it when the binary is part of the container image.
+  --overwrite      replace OUTPUT when it exists (default: refuse).
+
+Receiptflow options after OUTPUT are passed through (`--trust-anchor`, `--environment`, `--bundle-id`,
+`--no-verify`, `--field`, `--id-field`, `--threads`); `--out`, `--format`, input paths and progress options are
+the driver's. A `--trust-anchor NAME` that does not exist on the executor is looked up among the files shipped
+with `--files`. `--threads` defaults to `spark.task.cpus`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+# The contract's tables (../shared/docs/contract.md, "Output files"): (name, kind, nullable), in column order.
+# Kinds: string, int64, int32, bool, timestamp (milliseconds, UTC).
+RECEIPTS_COLUMNS = [
+    ("source", "string", False),
+    ("line", "int64", False),
+    ("record_id", "string", True),
+    ("status", "int32", False),
+    ("error_code", "string", True),
+    ("error_detail", "string", True),
+    ("verified", "bool", False),
+    ("receipt_type", "string", True),
+    ("bundle_id", "string", True),
+    ("application_version", "string", True),
+    ("original_application_version", "string", True),
+    ("app_item_id", "int64", True),
+    ("download_id", "int64", True),
+    ("version_external_identifier", "int64", True),
+    ("receipt_creation_date", "timestamp", True),
+    ("original_purchase_date", "timestamp", True),
+    ("expiration_date", "timestamp", True),
+    ("in_app_count", "int32", True),
+    ("digest_algorithm", "string", True),
+    ("signer_sha256", "string", True),
+    ("receipt_sha256", "string", True),
+]
+
+TRANSACTIONS_COLUMNS = [
+    ("source", "string", False),
+    ("line", "int64", False),
+    ("record_id", "string", True),
+    ("bundle_id", "string", False),
+    ("receipt_type", "string", False),
+    ("quantity", "int32", True),
+    ("product_id", "string", False),
+    ("transaction_id", "string", False),
+    ("original_transaction_id", "string", True),
+    ("purchase_date", "timestamp", True),
+    ("original_purchase_date", "timestamp", True),
+    ("expires_date", "timestamp", True),
+    ("cancellation_date", "timestamp", True),
+    ("web_order_line_item_id", "int64", True),
+    ("is_trial_period", "bool", True),
+    ("is_in_intro_offer_period", "bool", True),
+    ("promotional_offer_id", "string", True),
+    ("product_type", "int32", True),
+    ("cancellation_reason", "int32", True),
+]
+
+# The nested column that carries a receipt's transactions between the task and the two table writes.
+NESTED = "transactions"
+
+DEFAULT_TASK_BYTES = 128 << 20
+# Options the driver sets itself; passing them would change what a task writes or where.
+RESERVED_OPTIONS = {"--out", "--format", "--progress"}
+# receiptflow export options that take no value (everything else starting with -- takes one).
+FLAG_OPTIONS = {"--no-verify", "--quiet", "--progress"}
+STDERR_TAIL_BYTES = 64 << 10
+CHUNK = 1 << 20
+
+
+class UsageError(Exception):
+    """A bad command line: printed with the usage, exit status 2."""
+
+
+class TaskFailure(RuntimeError):
+    """Receiptflow failed on one input file. Raised inside a task so that Spark retries it."""
+
+
+# MARK: - Command line (driver side)
+
+
+class Config:
+    """What every task needs to know, pickled into the tasks."""
+
+    def __init__(self, inputs, output, passthrough, task_bytes, files_per_task, binary, overwrite):
+        self.inputs = inputs
+        self.output = output
+        self.passthrough = passthrough
+        self.task_bytes = task_bytes
+        self.files_per_task = files_per_task
+        self.binary = binary
+        self.overwrite = overwrite
+
+
+def parse_command_line(argv):
+    """Splits `[driver options] INPUT OUTPUT [receiptflow options]`."""
+    task_bytes, files_per_task, binary, overwrite = DEFAULT_TASK_BYTES, None, None, False
+    i = 0
+    while i < len(argv) and argv[i].startswith("--"):
+        name, _, value = argv[i].partition("=")
+        if name == "--overwrite":
+            overwrite = True
+        elif name in ("--task-bytes", "--files-per-task", "--binary"):
+            if not value:
+                i += 1
+                if i >= len(argv):
+                    raise UsageError(f"{name} needs a value")
+                value = argv[i]
+            if name == "--binary":
+                binary = value
+            else:
+                try:
+                    n = int(value)
+                except ValueError:
+                    raise UsageError(f"{name} takes a whole number, got '{value}'") from None
+                if n < 1:
+                    raise UsageError(f"{name} must be at least 1")
+                if name == "--task-bytes":
+                    task_bytes = n
+                else:
+                    files_per_task = n
+        elif name in ("-h", "--help"):
+            raise UsageError("")
+        else:
+            raise UsageError(f"unknown driver option {name} (receiptflow options go after INPUT OUTPUT)")
+        i += 1
+    if len(argv) - i < 2:
+        raise UsageError("INPUT and OUTPUT are required")
+    inputs = [p for p in argv[i].split(",") if p]
+    if not inputs:
+        raise UsageError("INPUT names no path")
+    output = argv[i + 1]
+    passthrough = check_passthrough(argv[i + 2 :])
+    return Config(inputs, output, passthrough, task_bytes, files_per_task, binary, overwrite)
+
+
+def check_passthrough(args):
+    """Rejects receiptflow options that the driver owns, and stray positionals (inputs go in INPUT)."""
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if not a.startswith("--"):
+            raise UsageError(f"unexpected argument '{a}': input paths go in INPUT (comma-separated)")
+        name = a.partition("=")[0]
+        if name in RESERVED_OPTIONS:
+            raise UsageError(f"{name} is set by the driver; the output goes to OUTPUT as Parquet")
+        if "=" not in a and name not in FLAG_OPTIONS:
+            i += 1
+        i += 1
+    return list(args)
+
+
+def task_arguments(passthrough, task_cpus):
+    """Receiptflow's export arguments for one task: quiet, and as many threads as Spark gave the task."""
+    args = [a for a in passthrough if a != "--quiet"]
+    if not any(a == "--threads" or a.startswith("--threads=") for a in args):
+        args += ["--threads", str(task_cpus)]
+    return args + ["--quiet"]
+
+
+# MARK: - Inputs (driver side)
+
+
+def has_glob(path):
+    return any(c in path for c in "*?[{")
+
+
+def list_inputs(spark, inputs):
+    """Every input file in order, as dicts (source, uri, local, size), listed with Spark's Hadoop filesystems."""
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    files = []
+    for arg in inputs:
+        path = jvm.org.apache.hadoop.fs.Path(arg)
+        fs = path.getFileSystem(conf)
+        statuses = fs.globStatus(path)
+        if not statuses:
+            raise UsageError(f"input {arg} does not exist (or the glob matches nothing)")
+        schemeless = urllib.parse.urlparse(arg).scheme in ("", None) or len(urllib.parse.urlparse(arg).scheme) == 1
+        found = []
+        for st in sorted(statuses, key=lambda s: s.getPath().toString()):
+            if st.isDirectory():
+                under = []
+                it = fs.listFiles(st.getPath(), True)
+                while it.hasNext():
+                    f = it.next()
+                    rel = relative_name(st.getPath().toString(), f.getPath().toString())
+                    if not hidden(rel):
+                        under.append((rel, f))
+                base = arg if not has_glob(arg) else display_path(st, schemeless)
+                for rel, f in sorted(under, key=lambda x: x[0]):
+                    found.append((base.rstrip("/") + "/" + rel, f))
+            elif has_glob(arg):
+                found.append((display_path(st, schemeless), st))
+            else:
+                found.append((arg, st))
+        for source, st in found:
+            p = st.getPath()
+            local = p.toUri().getPath() if p.toUri().getScheme() == "file" else None
+            files.append({"source": source, "uri": p.toString(), "local": local, "size": st.getLen()})
+    return files
+
+
+def relative_name(base, full):
+    base = base.rstrip("/") + "/"
+    return full[len(base) :] if full.startswith(base) else full.rsplit("/", 1)[-1]
+
+
+def hidden(rel):
+    """Spark and Hadoop skip names starting with `_` or `.` (markers, checksums, temporary files)."""
+    return any(part.startswith(("_", ".")) for part in rel.split("/"))
+
+
+def display_path(status, schemeless):
+    p = status.getPath()
+    return p.toUri().getPath() if schemeless else p.toString()
+
+
+def pack_tasks(files, task_bytes, files_per_task=None):
+    """Consecutive files into tasks of at most `task_bytes` (a larger file alone) and at most `files_per_task` files.
+    Order is kept: task k holds files before task k+1's, so part files in task order hold rows in input order."""
+    tasks, current, size = [], [], 0
+    for f in files:
+        full = files_per_task is not None and len(current) >= files_per_task
+        if current and (full or size + f["size"] > task_bytes):
+            tasks.append(current)
+            current, size = [], 0
+        current.append(f)
+        size += f["size"]
+    if current:
+        tasks.append(current)
+    return tasks
+
+
+# MARK: - One input file through receiptflow (executor side)
+
+
+def open_input(f):
+    """A binary stream of the input file: the local file, or pyarrow's filesystem for other schemes."""
+    if f["local"] is not None:
+        return open(f["local"], "rb")
+    import pyarrow.fs as pafs
+
+    uri = f["uri"]
+    scheme = urllib.parse.urlparse(uri).scheme
+    if scheme in ("s3a", "s3n"):
+        # Hadoop's S3 connectors name the same objects as pyarrow's s3: scheme.
+        uri = "s3" + uri[len(scheme) :]
+    fs, path = pafs.FileSystem.from_uri(uri)
+    return fs.open_input_stream(path)
+
+
+def resolve_binary(configured):
+    """The receiptflow executable on this executor: `--binary`, or the copy shipped with `--files`."""
+    if configured:
+        path = configured
+    else:
+        from pyspark import SparkFiles
+
+        path = SparkFiles.get("receiptflow")
+    if not os.path.isfile(path):
+        raise TaskFailure(
+            f"receiptflow binary not found at {path}: ship it with `spark-submit --files /path/to/receiptflow` "
+            f"or give its path in the image with --binary"
+        )
+    if not os.access(path, os.X_OK):
+        # Files shipped with --files may arrive without the executable bit.
+        try:
+            os.chmod(path, 0o755)
+        except OSError as e:
+            raise TaskFailure(f"receiptflow at {path} is not executable and cannot be made so: {e}") from None
+    return path
+
+
+def resolve_shipped(args):
+    """A `--trust-anchor NAME` that is not on the executor's disk is looked up among the `--files` shipped files."""
+    out = list(args)
+    for i, a in enumerate(out):
+        if a == "--trust-anchor" and i + 1 < len(out):
+            out[i + 1] = shipped_path(out[i + 1])
+        elif a.startswith("--trust-anchor="):
+            out[i] = "--trust-anchor=" + shipped_path(a.partition("=")[2])
+    return out
+
+
+def shipped_path(path):
+    # Absolute, because receiptflow runs in the task's scratch directory, not in the worker's.
+    if os.path.exists(path):
+        return os.path.abspath(path)
+    try:
+        from pyspark import SparkFiles
+
+        candidate = SparkFiles.get(os.path.basename(path))
+    except Exception:
+        return path
+    return os.path.abspath(candidate) if os.path.exists(candidate) else path
+
+
+def scratch_root():
+    """The executor's local directory (Spark's, else the system temporary directory)."""
+    for d in os.environ.get("SPARK_LOCAL_DIRS", "").split(","):
+        if d and os.path.isdir(d):
+            return d
+    return None
+
+
+class _Drain(threading.Thread):
+    """Reads a pipe to its end so the child never blocks on a full pipe; keeps the last bytes for the error."""
+
+    def __init__(self, pipe):
+        super().__init__(daemon=True)
+        self.pipe = pipe
+        self.tail = bytearray()
+
+    def run(self):
+        while True:
+            chunk = self.pipe.read(65536)
+            if not chunk:
+                break
+            self.tail += chunk
+            if len(self.tail) > STDERR_TAIL_BYTES:
+                del self.tail[: len(self.tail) - STDERR_TAIL_BYTES]
+        self.pipe.close()
+
+    def text(self):
+        return self.tail.decode("utf-8", "replace").strip()
+
+
+def describe_exit(code):
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"was killed by {name}"
+    return f"exited with status {code}"
+
+
+def run_receiptflow(binary, args, f, scratch):
+    """Streams input file `f` into `receiptflow export -` writing Parquet into `scratch/out`; raises TaskFailure on
+    any failure (non-zero exit, signal, missing output). Returns the output directory."""
+    out = os.path.join(scratch, "out")
+    argv = [binary, "export", "-", "--out", out, "--format", "parquet"] + args
+    env = dict(os.environ)
+    # Lets a wrapper or a log line name the file being processed (receiptflow itself sees `-`).
+    env["RECEIPTFLOW_SOURCE"] = f["source"]
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=scratch
+    )
+    drains = [_Drain(proc.stdout), _Drain(proc.stderr)]
+    for d in drains:
+        d.start()
+    read_error = None
+    try:
+        with open_input(f) as src:
+            while True:
+                chunk = src.read(CHUNK)
+                if not chunk:
+                    break
+                proc.stdin.write(chunk)
+    except BrokenPipeError:
+        pass  # receiptflow stopped reading: its exit status says why.
+    except OSError as e:
+        read_error = e
+    finally:
+        try:
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+    if read_error is not None:
+        proc.kill()
+    code = proc.wait()
+    for d in drains:
+        d.join()
+    stdout, stderr = drains[0].text(), drains[1].text()
+    if read_error is not None:
+        raise TaskFailure(f"cannot read input {f['uri']}: {read_error}")
+    if code != 0:
+        detail = stderr or "(nothing on standard error)"
+        raise TaskFailure(f"receiptflow {describe_exit(code)} on {f['source']}: {detail}\ncommand: {argv}")
+    if stdout:
+        raise TaskFailure(f"receiptflow wrote to standard output with --out DIR on {f['source']}: {stdout[:500]}")
+    return out
+
+
+# MARK: - Receiptflow's tables to Arrow batches for Spark (executor side)
+
+
+def arrow_type(kind):
+    import pyarrow as pa
+
+    return {
+        "string": pa.string(),
+        "int64": pa.int64(),
+        "int32": pa.int32(),
+        "bool": pa.bool_(),
+        # Spark's Arrow bridge carries timestamps in microseconds; Parquet output goes back to milliseconds.
+        "timestamp": pa.timestamp("us", tz="UTC"),
+    }[kind]
+
+
+def arrow_fields(columns):
+    import pyarrow as pa
+
+    return [pa.field(n, arrow_type(k), nullable=nullable) for n, k, nullable in columns]
+
+
+def nested_arrow_schema():
+    import pyarrow as pa
+
+    item = pa.struct(arrow_fields(TRANSACTIONS_COLUMNS))
+    return pa.schema(
+        arrow_fields(RECEIPTS_COLUMNS) + [pa.field(NESTED, pa.list_(pa.field("element", item, False)), False)]
+    )
+
+
+def read_table_parts(out, name):
+    """Receiptflow's `name.parquet`, or the `name/` folder of a run written in parts, as one pyarrow ParquetFile
+    sequence (in part order)."""
+    import pyarrow.parquet as pq
+
+    single = os.path.join(out, name + ".parquet")
+    if os.path.isfile(single):
+        return [pq.ParquetFile(single)]
+    folder = os.path.join(out, name)
+    if os.path.isdir(folder):
+        parts = sorted(p for p in os.listdir(folder) if p.endswith(".parquet") and not hidden(p))
+        return [pq.ParquetFile(os.path.join(folder, p)) for p in parts]
+    raise TaskFailure(f"receiptflow exited 0 but wrote no {name} table into {out}")
+
+
+def check_columns(parquet_file, columns, name):
+    got = parquet_file.schema_arrow.names
+    want = [c[0] for c in columns]
+    if got != want:
+        raise TaskFailure(
+            f"receiptflow's {name} table has columns {got}, the driver expects {want}: "
+            f"the binary and driver.py come from different versions"
+        )
+
+
+def batches_of(files, columns, name, batch_rows):
+    for pf in files:
+        check_columns(pf, columns, name)
+        yield from pf.iter_batches(batch_size=batch_rows)
+
+
+def conform(batch, columns, source):
+    """A receiptflow batch with `source` set to the original input name and types as Spark's Arrow bridge takes
+    them."""
+    import pyarrow as pa
+
+    arrays = []
+    for (n, kind, _), col in zip(columns, batch.columns):
+        if n == "source":
+            col = pa.array([source] * batch.num_rows, pa.string())
+        else:
+            col = col.cast(arrow_type(kind))
+        arrays.append(col)
+    return arrays
+
+
+def nested_batches(out, source, batch_rows=8192):
+    """Yields Arrow batches of the nested schema: each receipts row with the transactions of its record in a list,
+    both read in input order from receiptflow's output. Transactions belong to a receipt by `line` (unique within a
+    source, increasing in both tables)."""
+    import numpy as np
+    import pyarrow as pa
+
+    schema = nested_arrow_schema()
+    item_type = schema.field(NESTED).type
+    receipts = batches_of(read_table_parts(out, "receipts"), RECEIPTS_COLUMNS, "receipts", batch_rows)
+    transactions = batches_of(read_table_parts(out, "transactions"), TRANSACTIONS_COLUMNS, "transactions", batch_rows)
+    pending = None  # transactions read but not yet attached, a pa.Table
+    exhausted = False
+    rows = 0
+    for rb in receipts:
+        if rb.num_rows == 0:
+            continue
+        lines = rb.column(1).to_numpy()
+        last = lines[-1]
+        # Read transactions until past this batch's last line (or to the end).
+        while not exhausted and (pending is None or pending.num_rows == 0 or pending.column(1)[-1].as_py() <= last):
+            nxt = next(transactions, None)
+            if nxt is None:
+                exhausted = True
+            else:
+                t = pa.Table.from_batches([nxt])
+                pending = t if pending is None else pa.concat_tables([pending, t])
+        if pending is None:
+            pending = pa.Table.from_batches([], schema=pa.schema(arrow_fields(TRANSACTIONS_COLUMNS)))
+        t_lines = pending.column(1).to_numpy() if pending.num_rows else np.array([], dtype=np.int64)
+        take = int(np.searchsorted(t_lines, last, side="right"))
+        mine, pending = pending.slice(0, take), pending.slice(take)
+        mine_lines = t_lines[:take]
+        starts = np.searchsorted(mine_lines, lines, side="left")
+        ends = np.searchsorted(mine_lines, lines, side="right")
+        # Every transaction must land on exactly one receipt of this batch, in order.
+        if take and (starts[0] != 0 or ends[-1] != take or np.any(starts[1:] != ends[:-1])):
+            raise TaskFailure(f"receiptflow's transactions of {source} do not follow its receipts' lines")
+        offsets = pa.array(np.append(starts, ends[-1]).astype(np.int32))
+        mine = mine.combine_chunks()
+        items = pa.StructArray.from_arrays(
+            conform(mine.to_batches()[0] if mine.num_rows else _empty(TRANSACTIONS_COLUMNS), TRANSACTIONS_COLUMNS,
+                    source),
+            fields=list(item_type.value_type),
+        )
+        nested = pa.ListArray.from_arrays(offsets, items, type=item_type)
+        rows += rb.num_rows
+        yield pa.RecordBatch.from_arrays(conform(rb, RECEIPTS_COLUMNS, source) + [nested], schema=schema)
+    leftover = (pending.num_rows if pending is not None else 0) + sum(b.num_rows for b in transactions)
+    if leftover:
+        raise TaskFailure(f"receiptflow wrote {leftover} transactions of {source} after its last receipt")
+
+
+def _empty(columns):
+    import pyarrow as pa
+
+    schema = pa.schema(arrow_fields(columns))
+    return pa.RecordBatch.from_arrays([pa.array([], f.type) for f in schema], schema=schema)
+
+
+def check_summary(out, rows_written, source):
+    """Receiptflow's own count of records must equal the rows handed to Spark: a cheap end-to-end check."""
+    path = os.path.join(out, "summary.json")
+    try:
+        with open(path) as fh:
+            summary = json.load(fh)
+    except (OSError, ValueError):
+        return  # No summary to compare with; the row count was already checked against the lines.
+    records = summary.get("records")
+    if isinstance(records, int) and records != rows_written:
+        raise TaskFailure(f"receiptflow counted {records} records in {source} but its table holds {rows_written}")
+
+
+def run_file(f, cfg_binary, args):
+    """One input file through receiptflow; yields nested Arrow batches. The scratch directory is removed whatever
+    happens, so a killed attempt leaves nothing on the executor."""
+    binary = resolve_binary(cfg_binary)
+    scratch = tempfile.mkdtemp(prefix="receiptflow-task-", dir=scratch_root())
+    try:
+        started = time.monotonic()
+        out = run_receiptflow(binary, resolve_shipped(args), f, scratch)
+        ran = time.monotonic()
+        written = transactions = 0
+        for b in nested_batches(out, f["source"]):
+            written += b.num_rows
+            transactions += len(b.column(len(RECEIPTS_COLUMNS)).values)
+            yield b
+        check_summary(out, written, f["source"])
+        # One line per file in the executor's log: where a slow task spent its time.
+        print(
+            f"receiptflow task: {f['source']}: {written} receipts, {transactions} transactions; "
+            f"receiptflow {ran - started:.2f} s, rows to Spark {time.monotonic() - ran:.2f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def run_partition(cfg_binary, args):
+    """The `mapInArrow` function: the partition's file rows in, nested receipt batches out."""
+
+    def fn(iterator):
+        for batch in iterator:
+            for f in batch.to_pylist():
+                yield from run_file(f, cfg_binary, args)
+
+    return fn
+
+
+# MARK: - Spark plumbing (driver side)
+
+
+def spark_type(kind):
+    from pyspark.sql import types as T
+
+    return {
+        "string": T.StringType(),
+        "int64": T.LongType(),
+        "int32": T.IntegerType(),
+        "bool": T.BooleanType(),
+        "timestamp": T.TimestampType(),
+    }[kind]
+
+
+def spark_struct(columns):
+    from pyspark.sql import types as T
+
+    return T.StructType([T.StructField(n, spark_type(k), nullable) for n, k, nullable in columns])
+
+
+def nested_spark_schema():
+    from pyspark.sql import types as T
+
+    return T.StructType(
+        spark_struct(RECEIPTS_COLUMNS).fields
+        + [T.StructField(NESTED, T.ArrayType(spark_struct(TRANSACTIONS_COLUMNS), containsNull=False), False)]
+    )
+
+
+FILE_SCHEMA_COLUMNS = [("source", "string", False), ("uri", "string", False), ("local", "string", True),
+                       ("size", "int64", False)]
+
+
+def hadoop_path(spark, path):
+    jvm = spark.sparkContext._jvm
+    p = jvm.org.apache.hadoop.fs.Path(path)
+    return p, p.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+
+
+def write_text(spark, path, text):
+    """Writes a small file through Hadoop's filesystem (temporary name, then rename), wherever OUTPUT lives."""
+    p, fs = hadoop_path(spark, path)
+    tmp, _ = hadoop_path(spark, path + ".tmp")
+    stream = fs.create(tmp, True)
+    stream.write(bytearray(text.encode("utf-8")))
+    stream.close()
+    fs.delete(p, False)
+    if not fs.rename(tmp, p):
+        raise RuntimeError(f"cannot rename {path}.tmp to {path}")
+
+
+def run(spark, cfg):
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    started = time.time()
+    sc = spark.sparkContext
+    out_path, out_fs = hadoop_path(spark, cfg.output)
+    if out_fs.exists(out_path) and not cfg.overwrite:
+        raise UsageError(f"OUTPUT {cfg.output} exists; remove it or pass --overwrite")
+    files = list_inputs(spark, cfg.inputs)
+    if not files:
+        raise UsageError(f"INPUT {','.join(cfg.inputs)} holds no files (names starting with _ or . are skipped)")
+    tasks = pack_tasks(files, cfg.task_bytes, cfg.files_per_task)
+    base = cfg.output.rstrip("/")
+    if cfg.overwrite:
+        # summary.json says "the whole run finished": a previous run's must not outlive the tables it described.
+        summary_path, fs = hadoop_path(spark, base + "/summary.json")
+        fs.delete(summary_path, False)
+    args = task_arguments(cfg.passthrough, int(sc.getConf().get("spark.task.cpus", "1")))
+
+    # One element per task and as many slices as tasks: parallelize puts exactly one task in each partition.
+    rdd = sc.parallelize(tasks, len(tasks)).flatMap(
+        lambda group: [(f["source"], f["uri"], f["local"], f["size"]) for f in group]
+    )
+    file_df = spark.createDataFrame(rdd, spark_struct(FILE_SCHEMA_COLUMNS))
+    records = file_df.mapInArrow(run_partition(cfg.binary, args), nested_spark_schema())
+    # Both tables come from one pass of receiptflow: the first write computes and keeps the records, the second
+    # reads them back. Should a kept block be lost, Spark recomputes it; receiptflow is deterministic, so the
+    # rows are the same.
+    records = records.persist(StorageLevel.MEMORY_AND_DISK)
+    mode = "overwrite" if cfg.overwrite else "errorifexists"
+    records.drop(NESTED).write.mode(mode).parquet(base + "/receipts")
+    records.select(F.explode(NESTED).alias("t")).select("t.*").write.mode(mode).parquet(base + "/transactions")
+
+    counts = records.groupBy("status", "error_code").agg(
+        F.count(F.lit(1)).alias("n"), F.sum(F.size(NESTED)).alias("t")
+    ).collect()
+    records.unpersist()
+    by_status, by_code = {}, {}
+    total = transactions = 0
+    for r in counts:
+        by_status[str(r["status"])] = by_status.get(str(r["status"]), 0) + r["n"]
+        if r["error_code"] is not None:
+            by_code[r["error_code"]] = by_code.get(r["error_code"], 0) + r["n"]
+        total += r["n"]
+        transactions += r["t"] or 0
+    summary = {
+        "inputs": cfg.inputs,
+        "files": len(files),
+        "tasks": len(tasks),
+        "bytes_read": sum(f["size"] for f in files),
+        "records": total,
+        "receipts_written": total,
+        "valid": by_status.get("0", 0),
+        "rejected": total - by_status.get("0", 0),
+        "transactions_written": transactions,
+        "by_status": dict(sorted(by_status.items())),
+        "by_error_code": dict(sorted(by_code.items())),
+        "receiptflow_arguments": args,
+        "elapsed_seconds": round(time.time() - started, 3),
+    }
+    write_text(spark, base + "/summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    return summary
+
+
+def main(argv):
+    try:
+        cfg = parse_command_line(argv)
+    except UsageError as e:
+        if str(e):
+            print(f"driver.py: {e}\n", file=sys.stderr)
+        print(__doc__, file=sys.stderr)
+        return 2
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.appName("receiptflow")
+        # Timestamps are instants: no session time zone may shift them on their way through Spark.
+        .config("spark.sql.session.timeZone", "UTC")
+        # The contract's Parquet types: INT64 TIMESTAMP(MILLIS, UTC), zstd pages.
+        .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MILLIS")
+        .config("spark.sql.parquet.compression.codec", "zstd")
+        .getOrCreate()
+    )
+    try:
+        summary = run(spark, cfg)
+    except UsageError as e:
+        print(f"driver.py: {e}", file=sys.stderr)
+        return 1
+    finally:
+        spark.stop()
+    print(
+        f"receiptflow on Spark: {summary['records']} receipts ({summary['valid']} valid), "
+        f"{summary['transactions_written']} transactions from {summary['files']} files in {summary['tasks']} tasks, "
+        f"{summary['elapsed_seconds']} s -> {cfg.output}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
