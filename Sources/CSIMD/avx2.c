@@ -1,7 +1,7 @@
 // AVX2 kernels for the two byte-heavy loops of the input stage, chosen at run time (nothing without AVX2).
 // Base64: classify every byte of a 32-character block with two nibble lookups, map it to its sextet with a
 // third, then pack four sextets into three bytes with multiply-adds and shuffles (tables derived in the comments
-// below). JSON: find the first quote, backslash or control byte of a string. The Swift callers keep every
+// below). JSON: find the first quote, backslash, control or non-ASCII byte of a string. The Swift callers keep every
 // decision about validity (whitespace, padding, escapes, errors, tails); these only go faster over plain runs.
 #include "CSIMD.h"
 
@@ -63,7 +63,8 @@ __attribute__((target("avx2"))) static size_t plain_run_avx2(const uint8_t *p, s
         __m256i special = _mm256_or_si256(
             _mm256_or_si256(_mm256_cmpeq_epi8(in, quote), _mm256_cmpeq_epi8(in, backslash)),
             _mm256_cmpeq_epi8(_mm256_max_epu8(in, below), below));
-        unsigned mask = (unsigned)_mm256_movemask_epi8(special);
+        // The high bit of a byte itself marks non-ASCII (UTF-8 the caller validates): also special.
+        unsigned mask = (unsigned)_mm256_movemask_epi8(special) | (unsigned)_mm256_movemask_epi8(in);
         if (mask != 0) return i + (size_t)__builtin_ctz(mask);
         i += 32;
     }
