@@ -11,17 +11,38 @@
 # See Fuzz/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=fuzz-out
+out="${FUZZ_OUT:-fuzz-out}"  # binaries, logs, work corpora and crash inputs (ignored by git)
 mkdir -p "$out"
 # A failed precondition must reach libFuzzer's crash handler at once, not wait for Swift's backtracer.
 export SWIFT_BACKTRACE=enable=no
 
-build_target() {  # name, module sources..., entry file
+build_target() {  # name, module sources (Swift, and C files of a C target with an include/ folder)..., entry file
     local name="$1"; shift
     local tmp; tmp=$(mktemp -d)
-    # One module: the library sources minus their imports of each other, plus the entry point.
-    for f in "$@"; do sed -E '/^import (ReceiptModel|ReceiptDER|ReceiptIO)$/d' "$f" > "$tmp/$(basename "$(dirname "$f")")_$(basename "$f")"; done
-    swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name "Fuzz_$name" "$tmp"/*.swift -o "$out/fuzz-$name" 2>&1 | grep -v "Cannot export local symbol" || true
+    mkdir -p "$tmp/src" "$tmp/obj"
+    local cflags=()
+    rm -f "$out/fuzz-$name"
+    for f in "$@"; do
+        case "$f" in
+        *.c)
+            # A C target (CSIMD): instrumented like the Swift code, imported through a module map of its headers.
+            local dir mod; dir="$(cd "$(dirname "$f")" && pwd)"; mod="$(basename "$dir")"
+            clang -O2 -g -fsanitize=address,fuzzer-no-link -I "$dir/include" -c "$f" -o "$tmp/obj/$mod-$(basename "$f").o"
+            if [ ! -f "$tmp/$mod/module.modulemap" ]; then
+                mkdir -p "$tmp/$mod"
+                { echo "module $mod {"; for h in "$dir"/include/*.h; do echo "    header \"$h\""; done; echo "    export *"; echo "}"; } \
+                    > "$tmp/$mod/module.modulemap"
+                cflags+=(-I "$tmp/$mod")
+            fi
+            ;;
+        *)
+            # One Swift module: the library sources minus their imports of each other, plus the entry point.
+            sed -E '/^import (ReceiptModel|ReceiptDER|ReceiptIO)$/d' "$f" > "$tmp/src/$(basename "$(dirname "$f")")_$(basename "$f")"
+            ;;
+        esac
+    done
+    swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name "Fuzz_$name" "${cflags[@]}" "$tmp"/src/*.swift \
+        $(ls "$tmp"/obj/*.o 2>/dev/null) -o "$out/fuzz-$name" 2>&1 | grep -v "Cannot export local symbol" || true
     rm -rf "$tmp"
     [ -x "$out/fuzz-$name" ] || { echo "fuzz: could not build the $name target" >&2; exit 1; }
 }
@@ -30,7 +51,7 @@ build() {  # name
     case "$1" in
     der) build_target der Sources/ReceiptModel/*.swift Sources/ReceiptDER/*.swift Fuzz/DERFuzz.swift ;;
     ndjson) build_target ndjson Sources/ReceiptModel/*.swift Sources/ReceiptIO/NDJSONScanner.swift \
-        Sources/ReceiptIO/JSONString.swift Sources/ReceiptIO/Base64.swift Fuzz/NDJSONFuzz.swift ;;
+        Sources/ReceiptIO/JSONString.swift Sources/ReceiptIO/Base64.swift Sources/CSIMD/*.c Fuzz/NDJSONFuzz.swift ;;
     *) echo "fuzz: unknown target '$1' (der or ndjson)" >&2; exit 2 ;;
     esac
 }
