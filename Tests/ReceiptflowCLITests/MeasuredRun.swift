@@ -23,6 +23,13 @@ struct MeasuredRun {
     var cpuSeconds: Double
     var wallSeconds: Double
 
+    /// True when this test process (and so the tool built beside it) runs under ASan or TSan.
+    static let sanitized: Bool = {
+        guard let handle = dlopen(nil, RTLD_NOW) else { return false }
+        defer { dlclose(handle) }
+        return dlsym(handle, "__asan_init") != nil || dlsym(handle, "__tsan_init") != nil
+    }()
+
     /// Runs the tool with `args`, standard input from `stdin` (or /dev/null), standard output and error to files.
     static func run(_ args: [String], stdin: URL? = nil) throws -> MeasuredRun {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rf-measured-\(UUID().uuidString)")
