@@ -5,7 +5,8 @@
 
 Reads receipts.<ext> and transactions.<ext>, or the folders of a run written in parts (receipts/part-*.<ext>),
 with the standard library for CSV and pyarrow for Parquet, and checks, per record: line, record_id, status,
-error_code and every receipt column the truth names; for status-0 records, every transaction. Prints the first mismatches and exits 1 when there are any.
+error_code and every receipt column the truth names; for status-0 records, every transaction. Prints the first
+mismatches and exits 1 when there are any.
 """
 import csv
 import datetime
