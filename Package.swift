@@ -20,10 +20,12 @@ let package = Package(
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         // Counts heap allocations by interposing malloc; linked only into the benchmark.
         .target(name: "CMallocCount", path: "Sources/CMallocCount"),
+        // AVX2 kernels (runtime-detected) for base64 blocks and JSON string runs; ReceiptIO keeps the logic.
+        .target(name: "CSIMD", path: "Sources/CSIMD"),
         .target(name: "ReceiptModel", swiftSettings: hotPath),
         .target(name: "ReceiptDER", dependencies: ["ReceiptModel"], swiftSettings: hotPath),
         .target(name: "ReceiptVerify", dependencies: ["ReceiptModel", "ReceiptDER", "COpenSSL"]),
-        .target(name: "ReceiptIO", dependencies: ["ReceiptModel", "CZstd"], swiftSettings: hotPath),
+        .target(name: "ReceiptIO", dependencies: ["ReceiptModel", "CZstd", "CSIMD"], swiftSettings: hotPath),
         .target(name: "ReceiptSink", dependencies: ["ReceiptModel", "ReceiptDER", "CZstd"], swiftSettings: hotPath),
         .target(name: "ReceiptPipeline", dependencies: ["ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink"], swiftSettings: hotPath),
         .target(name: "ReceiptSynth", dependencies: ["ReceiptModel", "COpenSSL", "CZstd"]),
@@ -41,9 +43,9 @@ let package = Package(
         ),
         // Shared by the test targets: where ../shared/fixtures and the committed sample data are.
         .target(name: "ReceiptTestSupport", dependencies: ["ReceiptModel"], path: "Tests/ReceiptTestSupport"),
-        .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptTestSupport", "ReceiptDER", "ReceiptModel"]),
+        .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptTestSupport", "ReceiptDER", "ReceiptModel", "ReceiptSynth"]),
         .testTarget(name: "ReceiptVerifyTests", dependencies: ["ReceiptTestSupport", "ReceiptVerify", "ReceiptDER", "ReceiptModel", "ReceiptSynth"]),
-        .testTarget(name: "ReceiptIOTests", dependencies: ["ReceiptTestSupport", "ReceiptIO", "ReceiptModel"]),
+        .testTarget(name: "ReceiptIOTests", dependencies: ["ReceiptTestSupport", "ReceiptIO", "ReceiptModel", "ReceiptSynth"]),
         .testTarget(name: "ReceiptSinkTests", dependencies: ["ReceiptTestSupport", "ReceiptSink", "ReceiptModel", "ReceiptDER"]),
         .testTarget(name: "ReceiptPipelineTests", dependencies: ["ReceiptTestSupport", "ReceiptPipeline", "ReceiptSynth", "ReceiptModel", "ReceiptIO", "ReceiptSink"]),
         .testTarget(

@@ -12,6 +12,8 @@ struct EndToEndResult {
     var valid: Int
     var wallSeconds: Double
     var cpuSeconds: Double
+    /// CPU time of the calling thread, which is the pipeline's writer (sink) thread.
+    var writerCPUSeconds: Double
     var allocations: UInt64
     var peakRSSMB: Double
     var decompressedBytes: Int
@@ -39,7 +41,9 @@ func runEndToEnd(_ corpus: Corpus, threads: Int, outDir: String, decompressedByt
     let m0 = Measure.mallocs()
     let c0 = Measure.processCPU()
     let t0 = Measure.wall()
+    let w0 = Measure.threadCPU()
     let outcome = pipeline.run()
+    let writerCPU = Measure.threadCPU() - w0
     let wall = Measure.wall() - t0
     let cpu = Measure.processCPU() - c0
     let allocations = Measure.mallocs() - m0
@@ -55,7 +59,8 @@ func runEndToEnd(_ corpus: Corpus, threads: Int, outDir: String, decompressedByt
     }
     return EndToEndResult(
         threads: threads, records: r.counts.records, transactions: r.counts.transactions,
-        valid: r.counts.count(of: .valid), wallSeconds: wall, cpuSeconds: cpu, allocations: allocations,
+        valid: r.counts.count(of: .valid), wallSeconds: wall, cpuSeconds: cpu, writerCPUSeconds: writerCPU,
+        allocations: allocations,
         peakRSSMB: peak, decompressedBytes: decompressedBytes, compressedBytes: corpus.compressedBytes,
         outputBytes: outBytes, cacheHits: r.chainCacheHits, cacheMisses: r.chainCacheMisses)
 }

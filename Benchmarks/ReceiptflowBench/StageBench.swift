@@ -55,6 +55,9 @@ struct StageResult {
     var verifyCalls: Int
     /// Verifications that reached the RSA check (valid, or rejected after it).
     var rsaVerifications: Int
+    /// Verify calls that accepted the receipt, and the heap allocations made inside exactly those calls.
+    var validVerifications: Int
+    var validVerifyAllocations: Int
     var peakRSSMB: Double
     var cacheMissesDuringTimedPass: Int
 
@@ -152,7 +155,8 @@ final class StagePass {
                 clocks.verify.stat, extract, clocks.worker.stat, clocks.write.stat,
             ],
             records: totals.records, transactions: totals.transactions, decompressedBytes: clocks.read.stat.bytes,
-            verifyCalls: totals.verifyCalls, rsaVerifications: totals.rsa, peakRSSMB: peak,
+            verifyCalls: totals.verifyCalls, rsaVerifications: totals.rsa, validVerifications: totals.valid,
+            validVerifyAllocations: totals.validAllocations, peakRSSMB: peak,
             cacheMissesDuringTimedPass: cache.misses - misses0)
     }
 
@@ -174,6 +178,8 @@ final class StagePass {
         var derBytes = 0
         var verifyCalls = 0
         var rsa = 0
+        var valid = 0
+        var validAllocations = 0
     }
 
     private func pass(_ reader: RecordReader, _ sink: BatchSink, _ c: inout Clocks, maxBatches: Int) throws -> Totals {
@@ -214,8 +220,13 @@ final class StagePass {
                 for d in ders {
                     do throws(ReceiptError) { try parser.parse(d) } catch { continue }
                     let created = parser.fields.receiptCreationDate ?? 0
+                    let m = Measure.mallocs()
                     let o = parser.withContent(d) { content in
                         verifier.verify(der: d, container: parser.container, content: content, validationTime: created)
+                    }
+                    if o.error == nil {
+                        t.valid += 1
+                        t.validAllocations += Int(Measure.mallocs() &- m)
                     }
                     t.verifyCalls += 1
                     switch o.error {
@@ -234,7 +245,7 @@ final class StagePass {
             t.transactions += out.transactions.rowCount
             try c.write.time {
                 try sink.write(out)
-                return (out.transactions.rowCount, 0)
+                return (batch.records.count, 0)
             }
         }
         // verify = (parse + verify) - parse, over the same receipts.

@@ -168,7 +168,8 @@ public struct BERReader {
     }
 
     /// Reads an element and checks its first identifier octet.
-    public func expect(_ identifier: UInt8, at pos: Int, limit: Int, depth: Int = 0) throws(ReceiptError) -> BERElement {
+    public func expect(_ identifier: UInt8, at pos: Int, limit: Int, depth: Int = 0) throws(ReceiptError) -> BERElement
+    {
         let e = try element(at: pos, limit: limit, depth: depth)
         guard e.identifier == identifier else {
             throw ReceiptError(.malformedDER, at: pos, "an element has an unexpected tag")

@@ -31,7 +31,9 @@ extension BERReader {
                 let value = try next(after: version, in: attr, depth: depth + 1),
                 value.identifier == BERTag.octetString
             else { throw ReceiptError(.malformedDER, at: attr.start, "a receipt attribute is malformed") }
-            try body(AttributeSlot(type: Int(t), version: Int(truncatingIfNeeded: v), value: value.content, start: attr.start))
+            try body(
+                AttributeSlot(
+                    type: Int(t), version: Int(truncatingIfNeeded: v), value: value.content, start: attr.start))
         }
     }
 
@@ -119,7 +121,8 @@ extension ReceiptParser {
             case AttributeType.expirationDate: f.expirationDate = try r.dateValue(a, depth: 2)
             case AttributeType.inAppPurchase:
                 guard f.inAppCount < maxInApp else {
-                    throw ReceiptError(.limitExceeded, at: a.start, "the receipt has more in-app purchases than the limit")
+                    throw ReceiptError(
+                        .limitExceeded, at: a.start, "the receipt has more in-app purchases than the limit")
                 }
                 var entry = InAppFields()
                 defer {

@@ -163,7 +163,8 @@ extension ReceiptParser {
         }
         guard sid.identifier == BERTag.sequence else {
             // [0] subjectKeyIdentifier: receipts never use it, and matching it would need every certificate decoded.
-            throw ReceiptError(.signerNotFound, at: sid.start, "the signer is named by key identifier, not issuer and serial")
+            throw ReceiptError(
+                .signerNotFound, at: sid.start, "the signer is named by key identifier, not issuer and serial")
         }
         let issuer = try r.firstChild(of: sid, depth: depth + 1)
         guard issuer.identifier == BERTag.sequence,

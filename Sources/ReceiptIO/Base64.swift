@@ -1,3 +1,4 @@
+import CSIMD
 import ReceiptModel
 
 /// Standard base64 (RFC 4648 section 4 alphabet) decoding into caller-owned memory, with no allocation.
@@ -66,6 +67,13 @@ public enum Base64 {
             // Fast path: a whole quartet of alphabet characters at a group boundary, written as 3 bytes.
             // In range: i + 4 <= n, and o + 3 <= maxDecodedCount(n) <= output.count since o/3 <= i/4.
             if have == 0 {
+                // Whole 32-character blocks with AVX2 when the CPU has it (C shim). In range: it reads only
+                // src[i..<n], leaves 12 characters, and so writes at most 3(n-i)/4 - 1 bytes from o (see the
+                // bound below), inside output; it consumes a multiple of 32 characters, 3/4 as many bytes.
+                let blocks = rf_base64_decode_blocks(
+                    src.assumingMemoryBound(to: UInt8.self) + i, n - i, dst + o, 12)
+                i += blocks
+                o += blocks / 4 * 3
                 // Eight characters to six bytes per step, written as one 8-byte store (the two extra bytes are
                 // overwritten next). In range: i + 12 <= n, and o <= 3i/4, so o + 8 <= 3n/4 - 1 < output.count.
                 while i + 12 <= n {

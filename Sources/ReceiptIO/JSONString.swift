@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// JSON string escapes, resolved without allocating.
 public enum JSONString {
     /// Writes the unescaped bytes of the string contents `raw` (between the quotes, already validated by the
@@ -10,12 +16,16 @@ public enum JSONString {
         let n = raw.count
         // In range throughout: i < n is checked before each read, the scanner guarantees complete escapes, and
         // each escape of k input bytes writes at most k output bytes, so o <= i <= n <= out.count.
+        guard let src = raw.baseAddress, let dst = out.baseAddress else { return 0 }
         while i < n {
             let b = raw[i]
             if b != 0x5C {
-                out[o] = b
-                o += 1
-                i += 1
+                // The whole run up to the next backslash in one copy (line-wrapped base64 has 76-byte runs).
+                // In range: run <= n - i, and o <= i, so o + run <= n <= out.count; the buffers do not overlap.
+                let run = memchr(src + i, 0x5C, n - i).map { src.distance(to: UnsafeRawPointer($0)) - i } ?? (n - i)
+                memcpy(dst + o, src + i, run)
+                o += run
+                i += run
                 continue
             }
             let e = i + 1 < n ? raw[i + 1] : 0

@@ -1,3 +1,4 @@
+import CSIMD
 import ReceiptModel
 
 /// The contents of a JSON string (between its quotes) within a scanned line.
@@ -245,6 +246,9 @@ public final class NDJSONScanner {
         var escaped = false
         guard let base = p.baseAddress else { return nil }
         while i < n {
+            // Whole 32-byte blocks with AVX2 when the CPU has it (C shim; it reads only p[i..<n] and returns how
+            // many bytes are plain, stopping at the first special one), then the SWAR loop for the rest.
+            i += rf_json_plain_run(base.assumingMemoryBound(to: UInt8.self) + i, n - i)
             // Eight bytes at a time over the plain run (a base64 receipt is thousands of bytes with no special
             // byte), then byte by byte from the first special one. In range: i + 8 <= n.
             while i + 8 <= n {

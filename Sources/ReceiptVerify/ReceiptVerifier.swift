@@ -21,7 +21,10 @@ public final class ReceiptVerifier {
     /// Verify contexts for cached signer keys, one per (entry, digest): set up once, reused for every receipt.
     private var keyContexts: [KeyContext]
     private var nextVictim = 0
-    private static let keyContextSlots = 8
+    // Enough for every (signer key, digest) pair a run mixes (Apple rotates leaves; SHA-1 and SHA-256 coexist):
+    // with too few, mixed input evicts the contexts of the common signer and rebuilds them (about 10 heap
+    // allocations each). A scan of 32 ids costs nanoseconds next to the RSA verification.
+    private static let keyContextSlots = 32
 
     private struct KeyContext {
         var entryID: UInt64 = 0

@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptDER
 import ReceiptModel
+import ReceiptSynth
 import ReceiptTestSupport
 import Testing
 
@@ -32,12 +33,14 @@ struct MalformedInputTests {
         for cut in 0..<bytes.count {
             let code = Self.outcome(parser, bytes[0..<cut])
             // A truncated container can never be complete: every prefix must fail as malformed.
-            #expect(code == .malformedDER || code == .limitExceeded, "prefix of \(cut) bytes gave \(String(describing: code))")
+            #expect(
+                code == .malformedDER || code == .limitExceeded,
+                "prefix of \(cut) bytes gave \(String(describing: code))")
         }
     }
 
     @Test func randomByteFlipsNeverCrash() throws {
-        var rng = SplitMix64(seed: 0x5EED)
+        var rng = SplitMix(seed: 0x5EED)
         let parser = ReceiptParser()
         var outcomes: [String: Int] = [:]
         var cases = 0
@@ -58,7 +61,9 @@ struct MalformedInputTests {
         // Flips in the signature or certificates still parse; flips in the structure must be caught.
         #expect(outcomes["malformed_der", default: 0] > 0)
         #expect(outcomes["parsed", default: 0] > 0)
-        let allowed: Set<String> = ["parsed", "malformed_der", "malformed_attribute", "limit_exceeded", "signer_not_found"]
+        let allowed: Set<String> = [
+            "parsed", "malformed_der", "malformed_attribute", "limit_exceeded", "signer_not_found",
+        ]
         #expect(Set(outcomes.keys).isSubset(of: allowed), "\(outcomes)")
     }
 
@@ -86,18 +91,5 @@ struct MalformedInputTests {
         #expect(Self.outcome(parser, [][...]) == .malformedDER)
         #expect(Self.outcome(parser, Array("hello world".utf8)[...]) == .malformedDER)
         #expect(Self.outcome(parser, [0x30, 0x00][...]) == .malformedDER)
-    }
-}
-
-/// A small deterministic generator for reproducible mutations.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

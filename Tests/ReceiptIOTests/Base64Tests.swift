@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptIO
+import ReceiptSynth
 import ReceiptModel
 import Testing
 
@@ -21,6 +22,33 @@ private func decode(_ s: String) -> Result<[UInt8], ReceiptError> {
 }
 
 @Suite struct Base64Tests {
+    // Long inputs go through the 32-character SIMD blocks (when the CPU has AVX2) and the 8-character path.
+    @Test func agreesWithFoundationOnLongRandomDataPlainAndWrapped() throws {
+        var rng = SplitMix(seed: 11)
+        for length in stride(from: 200, to: 1400, by: 7) {
+            let data = (0..<length).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            let text = Data(data).base64EncodedString()
+            #expect(try decode(text).get() == data, "length \(length)")
+            let wrapped = Data(data).base64EncodedString(options: [.lineLength76Characters, .endLineWithCarriageReturn])
+            #expect(try decode(wrapped).get() == data, "wrapped, length \(length)")
+        }
+    }
+
+    @Test func rejectsABadCharacterAtAnyPositionOfALongInputWithItsOffset() throws {
+        var rng = SplitMix(seed: 12)
+        let data = (0..<300).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        let text = Array(Data(data).base64EncodedString().utf8)
+        for position in 0..<text.count {
+            var bad = text
+            bad.insert(UInt8(ascii: "*"), at: position)
+            guard case .failure(let e) = decode(String(decoding: bad, as: UTF8.self)) else {
+                Issue.record("accepted a '*' at \(position)")
+                continue
+            }
+            #expect(e.code == .invalidBase64 && e.offset == position, "position \(position)")
+        }
+    }
+
     @Test func agreesWithFoundationOnRandomData() throws {
         var rng = SplitMix(seed: 7)
         for length in 0..<200 {

@@ -1,4 +1,5 @@
 import ReceiptIO
+import ReceiptSynth
 import Testing
 
 /// A reference line splitter written independently of the reader: what every record should be.
@@ -111,18 +112,5 @@ private func check(_ text: [UInt8], chunk: Int, options: ReaderOptions) throws {
                 maxRecordsPerBatch: 1 + Int(rng.next() % 9))
             try check(text, chunk: chunk, options: options)
         }
-    }
-}
-
-/// A small deterministic generator so that random tests reproduce.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,6 +1,7 @@
 import CZstd
 import Foundation
 import ReceiptIO
+import ReceiptSynth
 import Testing
 
 /// Compresses `data` as one zstd frame.

@@ -26,7 +26,6 @@ import time
 import warnings
 
 from asn1crypto import cms, core
-from asn1crypto import x509 as ax509
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes

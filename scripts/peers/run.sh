@@ -48,7 +48,6 @@ ROOT="$CA/root.pem"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
-
 echo "peers on $CORPUS ($COUNT receipts), $CORES cores, load $(cut -d' ' -f1 /proc/loadavg)" >&2
 
 # 1. openssl cms -verify, one process per receipt, on the first OPENSSL_N records that decode to DER.

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The benchmark as users and CI run it: builds receiptflow-bench in release mode, runs it over the generated
+# corpus (made in bench-out/ on the first run: 50,000 receipts, seed 2, bad fraction 0.05), writes
+# bench-out/bench.json and checks it against Benchmarks/thresholds.json (ratios and allocation counts only).
+#   scripts/bench.sh [receiptflow-bench run options, e.g. --count 20000 --repeat 5]
+# Exit status: non-zero on a regression. Wall-clock numbers mean little when `uptime` shows a load above the
+# core count; the CPU-time columns and ratios do not depend on it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift build -c release --product receiptflow-bench >&2
+BIN="$(swift build -c release --show-bin-path)/receiptflow-bench"
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores" >&2
+"$BIN" run --json bench-out/bench.json --check Benchmarks/thresholds.json "$@"
