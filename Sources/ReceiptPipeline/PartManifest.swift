@@ -103,6 +103,20 @@ public struct PartEntry: Codable, Sendable, Equatable {
     public var transactions: Int
     public var counts: StoredCounts
 
+    public init(
+        index: Int, files: [String], start: InputPosition, end: InputPosition, firstRecord: Int, records: Int,
+        transactions: Int, counts: StoredCounts
+    ) {
+        self.index = index
+        self.files = files
+        self.start = start
+        self.end = end
+        self.firstRecord = firstRecord
+        self.records = records
+        self.transactions = transactions
+        self.counts = counts
+    }
+
     enum CodingKeys: String, CodingKey {
         case index, files, start, end, records, transactions, counts
         case firstRecord = "first_record"
