@@ -31,7 +31,11 @@ public final class PartWriter {
         partIndex = firstPart
         try makeDirectory(directory)
         for folder in Self.tableFolders(format) { try makeDirectory(join(directory, folder)) }
+        try syncDirectory(directory)
     }
+
+    /// Part numbers stay below this, so that every name has five digits and sorting by name is input order.
+    public static let maxParts = 100_000
 
     deinit { open?.abort() }
 
@@ -40,7 +44,7 @@ public final class PartWriter {
         format == .ndjson ? ["receipts"] : ["receipts", "transactions"]
     }
 
-    /// `part-00042.parquet`: five digits at least, so that names sort in part order up to part 99,999.
+    /// `part-00042.parquet`: five digits, so that names sort in part order (parts stop at `maxParts`).
     public static func fileName(_ index: Int, _ format: OutputFormat) -> String {
         let digits = String(index)
         return "part-" + String(repeating: "0", count: max(0, 5 - digits.count)) + digits + "." + format.fileExtension
@@ -82,6 +86,11 @@ public final class PartWriter {
 
     private func openPart() throws(SinkError) -> BatchSink {
         if let open { return open }
+        guard partIndex < Self.maxParts else {
+            // A sixth digit would sort part-100000 before part-99999: readers would misorder rows.
+            throw SinkError(
+                "a run in parts has at most \(Self.maxParts) parts; start over with a larger --part-records")
+        }
         let files = TableFiles.part(partIndex, in: directory, format)
         let sink: BatchSink
         switch format {

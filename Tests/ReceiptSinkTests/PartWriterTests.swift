@@ -65,6 +65,15 @@ import Testing
         }
     }
 
+    @Test func refusesAPartNumberThatWouldNeedASixthDigit() throws {
+        let dir = Self.tempDir("max")
+        let writer = try PartWriter(
+            format: .csv, directory: dir, metadata: RunMetadata(), firstPart: PartWriter.maxParts - 1)
+        #expect(try writer.commitPart() == 99_999)
+        #expect(throws: SinkError.self) { try writer.write(Self.batch(lines: 1...1)) }
+        #expect(Self.files(dir + "/receipts") == ["part-99999.csv"])
+    }
+
     @Test func anEmptyCommitStillWritesAFileWithTheSchema() throws {
         let dir = Self.tempDir("empty")
         let writer = try PartWriter(format: .csv, directory: dir, metadata: RunMetadata())
