@@ -31,8 +31,9 @@ let exportUsage = """
     resumable runs:
       --part-records N               write each table as a folder of parts (receipts/part-00000.<ext>, ...),
                                      a new part after about N receipts, each committed atomically and listed
-                                     in DIR/manifest.json with the input lines it covers; readers (DuckDB,
-                                     Spark, pyarrow, polars) read a folder as one table, rows in input order
+                                     in DIR/manifest.json with the input lines it covers. DuckDB, pyarrow
+                                     and polars read a folder as one table, rows in input order; Spark
+                                     reads it too (order by source, line: Spark keeps no file order)
       --resume                       continue the parts run in DIR after a crash, kill or Ctrl-C: give the
                                      same inputs and options (checked against the manifest; the part size is
                                      read from it). Committed parts are kept, the rest is written again; the

@@ -1,11 +1,13 @@
 """A run written in parts (`export --part-records N`), killed with SIGKILL at random points and resumed with
 `--resume` until done, read back as one table per folder by DuckDB (`read_parquet('out/receipts/*.parquet')`),
-pyarrow.dataset and polars: the same rows, in the same order, as the single files of an uninterrupted run."""
+pyarrow.dataset and polars: the same rows, in the same order, as the single files of an uninterrupted run; Spark
+reads the same rows (in an order of its own)."""
 
 import json
 import os
 import pathlib
 import random
+import shutil
 import signal
 import subprocess
 import time
@@ -145,3 +147,29 @@ def test_every_part_is_a_complete_file_listed_in_the_manifest(runs):
                 "by_error_code"):
         assert summary[key] == clean[key], key
     assert summary["records"] == first == 2500
+
+
+def test_spark_reads_the_part_folder_as_one_table(runs):
+    """Spark takes the folder as one table; like any Spark read it does not promise row order (it packs files into
+    partitions by size), so the rows are compared after ordering by source and line."""
+    pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -r Tests/python/requirements.txt)")
+    if not shutil.which("java"):
+        pytest.skip("Java is not installed (Spark needs Java 17)")
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master("local[2]").appName("part-folders")
+             .config("spark.sql.session.timeZone", "UTC").config("spark.ui.enabled", "false").getOrCreate())
+    try:
+        index = {p: i for i, p in enumerate(runs["inputs"])}
+        for table, columns in (("receipts", ["source", "line", "status", "error_code", "receipt_sha256"]),
+                               ("transactions", ["source", "line", "transaction_id", "product_id"])):
+            got = spark.read.parquet(str(runs["out"] / table)).select(*columns).collect()
+            want = pq.read_table(runs["clean"] / f"{table}.parquet").select(columns).to_pylist()
+            assert len(got) == len(want), runs["why"]
+            got_rows = sorted((index[r["source"]], *[r[c] for c in columns[1:]]) for r in got)
+            want_rows = [(index[r["source"]], *[r[c] for c in columns[1:]]) for r in want]
+            if table == "transactions":
+                want_rows.sort()  # several rows share (source, line): compare as ordered multisets
+            assert got_rows == want_rows, runs["why"]
+    finally:
+        spark.stop()
