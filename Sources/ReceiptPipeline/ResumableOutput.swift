@@ -28,6 +28,8 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
     private let earlierHits: Int
     private let earlierMisses: Int
     private let resumedFrom: ResumePoint
+    /// Held open until the run finishes or aborts: an exclusive lock a second run into the folder cannot take.
+    private var lock: Int32
 
     // The part in progress.
     private var partCounts = BatchCounts()
@@ -67,10 +69,32 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
         writer = try PartWriter(
             format: format, directory: directory, metadata: metadata, options: options,
             firstPart: (m.parts.last?.index ?? -1) + 1)
+        lock = try Self.lockDirectory(directory)
         try Self.checkListedParts(m, directory)
         try Self.remove(joinPath(directory, "summary.json"))
         try m.write(to: directory)
         try Self.removeUnlisted(m, directory, format)
+    }
+
+    deinit { unlock() }
+
+    private func unlock() {
+        if lock >= 0 { close(lock) }
+        lock = -1
+    }
+
+    /// Takes `directory/.receiptflow.lock` exclusively: two runs writing parts and the manifest of one folder at
+    /// once would corrupt it. The kernel drops the lock when the process dies, `kill -9` included.
+    private static func lockDirectory(_ directory: String) throws(SinkError) -> Int32 {
+        let path = joinPath(directory, ".receiptflow.lock")
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        if fd < 0 { throw SinkError("cannot create \(path): \(String(cString: strerror(errno)))") }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            close(fd)
+            throw SinkError(
+                "another receiptflow is writing \(directory) (it holds \(path)); wait for it to end or stop it")
+        }
+        return fd
     }
 
     /// Whether `directory` holds a part file the manifest lists as committed but that is gone: the output was
@@ -98,7 +122,9 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
             }
         }
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        where name.hasPrefix(".\(PartManifest.fileName).") && name.hasSuffix(".tmp") {
+        where (name.hasPrefix(".\(PartManifest.fileName).") && name.hasSuffix(".tmp"))
+            || name.hasPrefix(".summary.json.tmp-")
+        {
             try remove(joinPath(directory, name))
         }
     }
@@ -122,10 +148,12 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
         manifest.complete = true
         stamp()
         try manifest.write(to: directory)
+        unlock()
     }
 
     public func abort() {
         writer.discardPart()
+        unlock()
     }
 
     // MARK: - BatchCheckpoint

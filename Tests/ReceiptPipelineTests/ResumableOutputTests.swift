@@ -121,7 +121,7 @@ private func csvRows(_ dir: URL, _ table: String) throws -> [Substring] {
         let fm = FileManager.default
         let strays = [
             "receipts/part-00077.csv", "transactions/part-00077.csv", "receipts/.part-00001.csv.999.tmp",
-            ".manifest.json.999.tmp", "summary.json",
+            ".manifest.json.999.tmp", ".summary.json.tmp-999", "summary.json",
         ]
         for s in strays + ["receipts/notes.txt"] {
             fm.createFile(atPath: dir.appendingPathComponent(s).path, contents: Data("x".utf8))
@@ -132,6 +132,21 @@ private func csvRows(_ dir: URL, _ table: String) throws -> [Substring] {
         // Files that are not receiptflow's are left alone.
         #expect(fm.fileExists(atPath: dir.appendingPathComponent("receipts/notes.txt").path))
         #expect(try PartManifest.load(from: dir.path)?.attempts == 2)
+    }
+
+    @Test func refusesASecondWriterOfTheSameFolderUntilTheFirstIsGone() throws {
+        let dir = corpus.temporaryDirectory("resumable-lock")
+        let manifest = PartManifest(identity: try identity(config()), partRecords: 100)
+        var first: ResumableOutput? = try ResumableOutput(
+            directory: dir.path, manifest: manifest, metadata: RunMetadata(), cache: nil)
+        #expect {
+            _ = try ResumableOutput(directory: dir.path, manifest: manifest, metadata: RunMetadata(), cache: nil)
+        } throws: {
+            ($0 as? SinkError)?.message.contains("another receiptflow is writing") == true
+        }
+        #expect(first != nil)
+        first = nil
+        _ = try ResumableOutput(directory: dir.path, manifest: manifest, metadata: RunMetadata(), cache: nil)
     }
 
     @Test func refusesToContinueWhenAListedPartIsMissing() throws {
