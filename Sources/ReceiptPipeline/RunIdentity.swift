@@ -17,6 +17,9 @@ public struct InputFingerprint: Codable, Sendable, Equatable {
     /// How much of each input is hashed: enough to tell regenerated files apart, cheap for thousands of inputs.
     public static let headLimit = 1 << 20
 
+    /// Whether a resumed run can re-read this input and check that it is the same: a regular file.
+    public var canResume: Bool { size != nil }
+
     public init(path: String, size: Int?, mtimeNanoseconds: Int64?, headSHA256: String?, headBytes: Int) {
         self.path = path
         self.size = size
@@ -25,7 +28,8 @@ public struct InputFingerprint: Codable, Sendable, Equatable {
         self.headBytes = headBytes
     }
 
-    /// Reads `path`'s size, modification time and the hash of its first MB. Standard input gets none.
+    /// Reads `path`'s size, modification time and the hash of its first MB. Standard input and other files that
+    /// are not regular (pipes, devices) get none: they cannot be resumed.
     public static func of(_ path: String) throws(InputError) -> InputFingerprint {
         guard path != "-" else {
             return InputFingerprint(path: path, size: nil, mtimeNanoseconds: nil, headSHA256: nil, headBytes: 0)
@@ -33,6 +37,10 @@ public struct InputFingerprint: Codable, Sendable, Equatable {
         var st = stat()
         guard stat(path, &st) == 0 else {
             throw InputError("cannot open input '\(path)': \(String(cString: strerror(errno))); check the path")
+        }
+        // A pipe or device (`<(zstdcat ...)`, /dev/stdin) cannot be checked without consuming it.
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            return InputFingerprint(path: path, size: nil, mtimeNanoseconds: nil, headSHA256: nil, headBytes: 0)
         }
         let source = try FileByteSource(path: path)
         var head = [UInt8](repeating: 0, count: min(headLimit, max(Int(st.st_size), 0)))

@@ -36,6 +36,12 @@ func runInParts(_ setup: ExportSetup, _ baseConfig: PipelineConfig, cache: Chain
         return 1
     }
 
+    if setup.resume, let pipe = identity.inputs.first(where: { !$0.canResume }) {
+        say(
+            "input '\(pipe.path)' is not a regular file (a pipe or device): what was read from it is gone, so a "
+                + "run over it cannot be resumed. Save it to a file and export the file")
+        return 2
+    }
     var manifest: PartManifest
     switch (setup.resume, existing) {
     case (true, nil):
@@ -74,8 +80,9 @@ func runInParts(_ setup: ExportSetup, _ baseConfig: PipelineConfig, cache: Chain
     case (false, _):
         manifest = PartManifest(identity: identity, partRecords: setup.partRecords!)
     }
-    if config.inputs.contains("-") {
-        say("note: standard input cannot be resumed; if this run stops, export from a file instead")
+    if let pipe = identity.inputs.first(where: { !$0.canResume }) {
+        let name = pipe.path == "-" ? "standard input" : "'\(pipe.path)' (not a regular file)"
+        say("note: \(name) cannot be resumed; if this run stops, export from a file instead")
     }
 
     // Parts end at batch boundaries: batches no larger than a part keep parts close to the asked size.

@@ -31,7 +31,14 @@ import Testing
         #expect(small.headBytes == 3)
         #expect(small.headSHA256 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         let stdin = try InputFingerprint.of("-")
-        #expect(stdin.size == nil && stdin.headSHA256 == nil)
+        #expect(stdin.size == nil && stdin.headSHA256 == nil && !stdin.canResume)
+        #expect(f.canResume)
+        // A named pipe is looked at, never opened: opening would block, reading would consume it.
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("rf-fifo-\(UUID().uuidString)").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        defer { unlink(fifo) }
+        let pipe = try InputFingerprint.of(fifo)
+        #expect(!pipe.canResume && pipe.headBytes == 0)
     }
 
     @Test func theSameCommandMatchesWhateverTheOrderOfBundleIDsAndAnchorsAndTheThreadCount() throws {

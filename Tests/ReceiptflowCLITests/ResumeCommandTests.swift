@@ -437,6 +437,14 @@ struct ResumeCommandTests {
         let out = data.outDir("no-manifest")
         let stdin = try runTool(["export", "-", "--out", out.path, "--resume", "--trust-anchor", data.anchor])
         #expect(stdin.0 == 2 && stdin.2.contains("standard input cannot be resumed"), "\(stdin.2)")
+        // A named pipe (as `<(zstdcat ...)` gives) is refused like standard input, before anything reads it.
+        let fifo = data.outDir("fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let piped = try runTool([
+            "export", fifo, "--out", out.path + "-fifo", "--trust-anchor", data.anchor, "--resume", "--part-records",
+            "500",
+        ])
+        #expect(piped.0 == 2 && piped.2.contains("is not a regular file"), "\(piped.2)")
         let nothing = try runTool(data.exportArgs(out, "csv", ["--resume"]))
         #expect(nothing.0 == 2 && nothing.2.contains("nothing to resume"), "\(nothing.2)")
         // With a part size, --resume starts the run when there is none yet (a retry loop needs one command).
