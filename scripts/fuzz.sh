@@ -2,13 +2,19 @@
 # Builds the libFuzzer targets with AddressSanitizer and runs each for a bounded time or number of runs.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]      (default 60)
 #   FUZZ_RUNS=N scripts/fuzz.sh               (stop each target after N executions instead)
-# Corpora live in Fuzz/corpus/<target>/ (seeded from generated receipts and, when present, ../shared/fixtures).
-# A crash leaves crash-* files in fuzz-out/; each becomes a regression input in Fuzz/regressions/<target>/.
+#   FUZZ_TARGETS="der" scripts/fuzz.sh        (only some targets; default "der ndjson")
+#   FUZZ_FIXTURES=0 scripts/fuzz.sh           (do not seed the DER target with ../shared/fixtures/real)
+#   scripts/fuzz.sh merge WORK_DIR TARGET     (add WORK_DIR's inputs that reach new coverage to Fuzz/corpus/TARGET)
+# Corpora live in Fuzz/corpus/<target>/ (generated receipts and fuzzer finds; never fixture files).
+# A crash leaves crash-* files in fuzz-out/ and fails the script; each becomes a regression input in
+# Fuzz/regressions/<target>/ (replayed first on every run, and by FuzzCorpusReplayTests) plus a Swift test.
+# See Fuzz/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds="${1:-60}"
 out=fuzz-out
 mkdir -p "$out"
+# A failed precondition must reach libFuzzer's crash handler at once, not wait for Swift's backtracer.
+export SWIFT_BACKTRACE=enable=no
 
 build_target() {  # name, module sources..., entry file
     local name="$1"; shift
@@ -17,31 +23,61 @@ build_target() {  # name, module sources..., entry file
     for f in "$@"; do sed -E '/^import (ReceiptModel|ReceiptDER|ReceiptIO)$/d' "$f" > "$tmp/$(basename "$(dirname "$f")")_$(basename "$f")"; done
     swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name "Fuzz_$name" "$tmp"/*.swift -o "$out/fuzz-$name" 2>&1 | grep -v "Cannot export local symbol" || true
     rm -rf "$tmp"
+    [ -x "$out/fuzz-$name" ] || { echo "fuzz: could not build the $name target" >&2; exit 1; }
 }
 
-run_target() {  # name
-    local name="$1"
-    local corpus="Fuzz/corpus/$name"
-    mkdir -p "$corpus" "$out/work-$name"
-    local regress=()
-    [ -d "Fuzz/regressions/$name" ] && regress=("Fuzz/regressions/$name")
-    local seeds=()
-    # Real receipts are transient seeds only (never committed); the committed corpus grows from generated data.
-    if [ "$name" = der ] && [ -d ../shared/fixtures/real ]; then seeds=(../shared/fixtures/real); fi
-    local limit=(-max_total_time="$seconds")
-    [ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")
-    # Regression inputs first: they must not crash.
-    if [ ${#regress[@]} -gt 0 ]; then "$out/fuzz-$name" "${regress[@]}" -runs=0; fi
-    "$out/fuzz-$name" "$out/work-$name" "$corpus" "${seeds[@]}" "${limit[@]}" -max_len=65536 -rss_limit_mb=2048 \
-        -artifact_prefix="$out/$name-" -print_final_stats=1 2>&1 | tail -n 12
-}
-
-targets="${FUZZ_TARGETS:-der ndjson}"
-for t in $targets; do
-    case "$t" in
+build() {  # name
+    case "$1" in
     der) build_target der Sources/ReceiptModel/*.swift Sources/ReceiptDER/*.swift Fuzz/DERFuzz.swift ;;
     ndjson) build_target ndjson Sources/ReceiptModel/*.swift Sources/ReceiptIO/NDJSONScanner.swift \
         Sources/ReceiptIO/JSONString.swift Sources/ReceiptIO/Base64.swift Fuzz/NDJSONFuzz.swift ;;
+    *) echo "fuzz: unknown target '$1' (der or ndjson)" >&2; exit 2 ;;
     esac
-    run_target "$t"
+}
+
+run_target() {  # name, seconds
+    local name="$1" seconds="$2"
+    local corpus="Fuzz/corpus/$name"
+    mkdir -p "$corpus" "$out/work-$name"
+    local seeds=()
+    # Real receipts are transient seeds only (never committed); the committed corpus grows from generated data.
+    if [ "$name" = der ] && [ "${FUZZ_FIXTURES:-1}" = 1 ] && [ -d ../shared/fixtures/real ]; then
+        seeds=(../shared/fixtures/real)
+    fi
+    local limit=(-max_total_time="$seconds")
+    [ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")
+    # Regression inputs first: they must not crash.
+    if [ -d "Fuzz/regressions/$name" ]; then
+        "$out/fuzz-$name" -runs=0 "Fuzz/regressions/$name" > "$out/$name-regressions.log" 2>&1 || {
+            tail -n 40 "$out/$name-regressions.log"
+            echo "fuzz: a regression input of $name crashes again (log: $out/$name-regressions.log)" >&2
+            return 1
+        }
+    fi
+    local log="$out/$name.log"
+    if ! "$out/fuzz-$name" "$out/work-$name" "$corpus" "${seeds[@]}" "${limit[@]}" -max_len=65536 \
+        -rss_limit_mb=2048 -artifact_prefix="$out/$name-" -print_final_stats=1 > "$log" 2>&1; then
+        tail -n 60 "$log"
+        echo "fuzz: $name found a crash; the input is in $out/$name-crash-* (log: $log)" >&2
+        return 1
+    fi
+    tail -n 6 "$log"
+    echo "fuzz: $name: $(sed -n 's/^stat::number_of_executed_units: *//p' "$log") executions, no crash"
+}
+
+if [ "${1:-}" = merge ]; then
+    work="${2:?usage: scripts/fuzz.sh merge WORK_DIR TARGET}"
+    name="${3:?usage: scripts/fuzz.sh merge WORK_DIR TARGET}"
+    build "$name"
+    before=$(ls "Fuzz/corpus/$name" | wc -l)
+    "$out/fuzz-$name" -merge=1 -max_len=65536 "Fuzz/corpus/$name" "$work" > "$out/$name-merge.log" 2>&1
+    tail -n 2 "$out/$name-merge.log"
+    echo "fuzz: Fuzz/corpus/$name: $before -> $(ls "Fuzz/corpus/$name" | wc -l) inputs"
+    exit 0
+fi
+
+seconds="${1:-60}"
+for t in ${FUZZ_TARGETS:-der ndjson}; do
+    build "$t"
+    run_target "$t" "$seconds"
 done

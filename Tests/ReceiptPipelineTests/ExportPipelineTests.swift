@@ -330,6 +330,7 @@ private func string(_ v: Any?) -> String? { v as? String }
         sink.beforeWrite = { (n) throws(SinkError) in if n == 2 { box.pipeline?.cancel() } }
         let pipeline = ExportPipeline(config: config, sink: sink, cache: try corpus.cache())
         box.pipeline = pipeline
+        defer { box.pipeline = nil }  // sink -> closure -> box -> pipeline -> sink would leak the whole run
         let outcome = pipeline.run()
         guard case .cancelled(let r) = outcome else {
             Issue.record("expected cancellation, got \(outcome)")

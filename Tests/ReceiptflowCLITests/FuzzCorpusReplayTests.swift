@@ -21,6 +21,15 @@ struct FuzzCorpusReplayTests {
         return urls
     }
 
+    /// True when the string `ref` of `line` unescapes to valid UTF-8.
+    static func isUTF8(_ line: UnsafeRawBufferPointer, _ ref: JSONStringRef) -> Bool {
+        let raw = UnsafeRawBufferPointer(rebasing: line[ref.range])
+        var out = [UInt8](repeating: 0, count: raw.count)
+        let n = ref.escaped ? out.withUnsafeMutableBytes { JSONString.unescape(raw, into: $0) } : raw.count
+        if !ref.escaped { out = Array(raw) }
+        return String(validating: out[0..<n], as: UTF8.self) != nil
+    }
+
     @Test func derCorpusAndRegressionsEndInAResultOrATypedError() throws {
         let files = Self.inputs("der")
         #expect(files.count >= 50, "the committed DER corpus is missing")
@@ -59,7 +68,12 @@ struct FuzzCorpusReplayTests {
             let bytes = [UInt8](try Data(contentsOf: url))
             bytes.withUnsafeBytes { line in
                 let record = scanner.scan(line)
+                // Strings the scanner accepts reach output columns (record_id): they must be UTF-8.
+                if case .string(let ref) = record.id {
+                    #expect(Self.isUTF8(line, ref), "\(url.lastPathComponent): the id is not UTF-8")
+                }
                 guard record.error == nil else { return }
+                #expect(Self.isUTF8(line, record.receipt), "\(url.lastPathComponent): the receipt is not UTF-8")
                 accepted += 1
                 #expect(record.receipt.range.upperBound <= line.count, "\(url.lastPathComponent)")
                 let raw = UnsafeRawBufferPointer(rebasing: line[record.receipt.range])

@@ -205,6 +205,37 @@ struct HostileInputTests {
         #expect(e.summary["bytes_read"] as? Int ?? 0 > 100 << 20)
     }
 
+    @Test func aZstdBombOfAHundredMegabytesIsReadAsAStream() throws {
+        // 100 MB of 'A' in one line from an 8 KB file (mostly the valid receipt): RLE blocks of 128 KB, 4 bytes each.
+        let dir = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("bomb.ndjson.zst")
+        let frame = Hostile.zstdFrame([
+            .raw(Self.bytes(#"{"id":"bomb","receipt-data":""#)), .run(UInt8(ascii: "A"), count: 100 << 20),
+            .raw(Self.bytes("\"}\n{}\n") + Self.validLine + [0x0A]),
+        ])
+        #expect(frame.count < 16 << 10)
+        try Data(frame).write(to: input)
+        let e = try Self.export(file: input, in: dir)
+        Self.expectCodes("zstd bomb (100 MB from \(frame.count) bytes)", e, ["record_too_large", "missing_field"])
+    }
+
+    @Test func aZstdFrameClaimingAGigabyteWindowFailsTheRunWithoutAllocatingIt() throws {
+        // The frame header asks for a 2 GB window; the decoder refuses it (an input error: exit 1, a clear message).
+        let dir = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("window.ndjson.zst")
+        try Data(Hostile.zstdFrame([.raw(Self.validLine + [0x0A])], windowLog: 31)).write(to: input)
+        let e = try Self.export(file: input, in: dir)
+        #expect(e.run.status == 1)
+        #expect(e.run.stderr.contains("is not a valid zstd stream"), "\(e.run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("out/receipts.ndjson").path))
+        if let rss = e.run.maxRSS, let base = Self.baselineRSS { #expect(rss < base + Self.allowance) }
+        print(
+            "hostile: zstd 2 GB window: exit 1, \(e.run.stderr.split(separator: "\n").last { $0.contains("zstd") } ?? ""), "
+                + "peak RSS \((e.run.maxRSS ?? 0) >> 20) MB")
+    }
+
     // MARK: - NUL bytes and invalid UTF-8
 
     @Test func nulBytesAndInvalidUTF8InTheJSONLine() throws {

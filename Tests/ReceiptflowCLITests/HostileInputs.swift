@@ -96,6 +96,45 @@ enum Hostile {
         return tlv(0x02, [0x7F] + [UInt8](repeating: 0xA5, count: max(octets - 1, 0)))
     }
 
+    /// A zstd frame (RFC 8878) written by hand, so that it can be hostile: `parts` are raw bytes or runs of one byte,
+    /// emitted as Raw and RLE blocks (an RLE block of 128 KB is 4 bytes: a decompression bomb). `windowLog` is
+    /// what the frame header claims the decoder needs.
+    enum ZstdPart {
+        case raw([UInt8])
+        case run(UInt8, count: Int)
+    }
+
+    static func zstdFrame(_ parts: [ZstdPart], windowLog: Int = 20) -> [UInt8] {
+        // Frame header: no content size, no checksum, no dictionary; a window descriptor (exponent, mantissa 0).
+        var f: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x00, UInt8((windowLog - 10) << 3)]
+        var blocks: [(type: Int, size: Int, content: [UInt8])] = []
+        let maxBlock = min(1 << 17, 1 << windowLog)
+        for part in parts {
+            switch part {
+            case .raw(let bytes):
+                var i = 0
+                while i < bytes.count {
+                    let n = min(maxBlock, bytes.count - i)
+                    blocks.append((0, n, Array(bytes[i..<(i + n)])))
+                    i += n
+                }
+            case .run(let byte, let count):
+                var left = count
+                while left > 0 {
+                    let n = min(maxBlock, left)
+                    blocks.append((1, n, [byte]))
+                    left -= n
+                }
+            }
+        }
+        for (k, b) in blocks.enumerated() {
+            let last = k == blocks.count - 1 ? 1 : 0
+            let header = b.size << 3 | b.type << 1 | last  // 3 bytes, little-endian
+            f += [UInt8(header & 0xFF), UInt8(header >> 8 & 0xFF), UInt8(header >> 16 & 0xFF)] + b.content
+        }
+        return f
+    }
+
     /// One NDJSON line holding `receipt` as base64 under `receipt-data`, with the id `id`.
     static func line(_ receipt: [UInt8], id: String) -> String {
         #"{"id":"\#(id)","receipt-data":"\#(Data(receipt).base64EncodedString())"}"#
