@@ -3,14 +3,16 @@
 
     scripts/check-truth.py OUT_DIR TRUTH_FILE [--format csv|parquet]
 
-Reads receipts.<ext> and transactions.<ext> (CSV with the standard library; Parquet with pyarrow) and checks, per
-record: line, record_id, status, error_code and every receipt column the truth names; for status-0 records, every
-transaction. Prints the first mismatches and exits 1 when there are any.
+Reads receipts.<ext> and transactions.<ext>, or the folders of a run written in parts (receipts/part-*.<ext>),
+with the standard library for CSV and pyarrow for Parquet, and checks, per record: line, record_id, status,
+error_code and every receipt column the truth names; for status-0 records, every transaction. Prints the first
+mismatches and exits 1 when there are any.
 """
 import csv
 import datetime
 import io
 import json
+import os
 import subprocess
 import sys
 from collections import defaultdict
@@ -58,12 +60,26 @@ def parquet_value(v, kind):
     return v
 
 
+def table_files(out_dir, name, fmt):
+    """`name.<ext>`, or the parts of a run written in parts (`name/part-00000.<ext>`, ...) in part order."""
+    folder = os.path.join(out_dir, name)
+    if os.path.isdir(folder):
+        return sorted(os.path.join(folder, f) for f in os.listdir(folder)
+                      if f.startswith("part-") and f.endswith("." + fmt))
+    return [f"{out_dir}/{name}.{fmt}"]
+
+
 def read_table(out_dir, name, fmt):
+    rows = []
     if fmt == "csv":
-        with open(f"{out_dir}/{name}.csv", newline="", encoding="utf-8") as f:
-            return list(csv.DictReader(f)), csv_value
+        for path in table_files(out_dir, name, fmt):
+            with open(path, newline="", encoding="utf-8") as f:
+                rows += list(csv.DictReader(f))
+        return rows, csv_value
     import pyarrow.parquet as pq
-    return pq.read_table(f"{out_dir}/{name}.parquet").to_pylist(), parquet_value
+    for path in table_files(out_dir, name, fmt):
+        rows += pq.read_table(path).to_pylist()
+    return rows, parquet_value
 
 
 def main():

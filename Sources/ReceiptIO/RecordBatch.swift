@@ -46,6 +46,9 @@ public final class RecordBatch: @unchecked Sendable {
     public internal(set) var inputBytes: Int = 0
     /// Blank lines seen in this batch (counted, but they make no record).
     public internal(set) var blankLines: Int = 0
+    /// Every line of the source numbered up to this one has been accounted for (as a record or a blank line) by
+    /// this batch or an earlier one, and no later line: where a resumed run may start after this batch.
+    public internal(set) var endLine: Int = 0
 
     public init(capacity: Int, maxRecords: Int) {
         precondition(capacity > 0 && maxRecords > 0)

@@ -40,6 +40,9 @@ public final class RecordReader {
     private var skipping = false
     private var ended = false
     public private(set) var format: RecordFormat? = nil
+    /// Lines numbered up to this one are still read (they count for line numbers and format detection) but make
+    /// no record and no blank-line count: a resumed run starts after the last line its committed output covers.
+    public var skipThroughLine = 0
 
     public init(source: any ByteSource, name: String, sourceIndex: Int = 0, options: ReaderOptions = ReaderOptions()) {
         precondition(options.maxRecordSize > 0 && options.maxRecordsPerBatch > 0)
@@ -104,7 +107,9 @@ public final class RecordReader {
                     scanned = filled
                     // A line may be one byte over the limit while still unfinished: its last byte may be a `\r`.
                     if filled - lineStart > maxSize + 1 {
-                        batch.records.append(RecordSpan(offset: lineStart, length: 0, line: line, tooLarge: true))
+                        if line > skipThroughLine {
+                            batch.records.append(RecordSpan(offset: lineStart, length: 0, line: line, tooLarge: true))
+                        }
                         skipping = true
                         filled = lineStart
                         scanned = lineStart
@@ -140,10 +145,17 @@ public final class RecordReader {
             carryTail(buf + lineStart, filled - lineStart, capacity: cap)
         } else {
             // The end of the source: the last line may lack its newline.
-            if !skipping && filled > lineStart { cut(batch, buf, lineStart, filled) }
+            if skipping {
+                // A too-large last line without a newline: its record is out, so the line is done.
+                line += 1
+            } else if filled > lineStart {
+                cut(batch, buf, lineStart, filled)
+            }
             skipping = false
         }
         batch.inputBytes = source.bytesConsumed - consumedBefore
+        // A line being skipped as too large already has its record; otherwise the counter is one past the last line.
+        batch.endLine = max(skipping ? line : line - 1, 0)
         batch.format = format ?? .base64
         return !batch.records.isEmpty || batch.blankLines > 0 || batch.inputBytes > 0 || !ended || carryCount > 0
     }
@@ -154,8 +166,9 @@ public final class RecordReader {
         var e = end
         // In range: start <= e - 1 < end <= capacity.
         if e > start && buf.load(fromByteOffset: e - 1, as: UInt8.self) == 0x0D { e -= 1 }
+        let emit = line > skipThroughLine
         if e - start > options.maxRecordSize {
-            batch.records.append(RecordSpan(offset: start, length: 0, line: line, tooLarge: true))
+            if emit { batch.records.append(RecordSpan(offset: start, length: 0, line: line, tooLarge: true)) }
             return
         }
         var i = start
@@ -166,13 +179,13 @@ public final class RecordReader {
             i += 1
         }
         if i == e {
-            batch.blankLines += 1
+            if emit { batch.blankLines += 1 }
             return
         }
         if format == nil {
             format = buf.load(fromByteOffset: i, as: UInt8.self) == UInt8(ascii: "{") ? .ndjson : .base64
         }
-        batch.records.append(RecordSpan(offset: start, length: e - start, line: line))
+        if emit { batch.records.append(RecordSpan(offset: start, length: e - start, line: line)) }
     }
 
     private func carryTail(_ from: UnsafeMutableRawPointer, _ count: Int, capacity: Int) {

@@ -33,19 +33,23 @@ public struct RunResult: Sendable {
 public final class ExportPipeline: @unchecked Sendable {
     public let config: PipelineConfig
     private let sink: BatchSink
+    private let checkpoint: BatchCheckpoint?
     private let cache: ChainCache?
     private let cancelled = Atomic<Bool>(false)
     private let failure = Mutex<String?>(nil)
     private let live = Mutex(RunResult())
     private let work = WorkQueue<RecordBatch>()
-    private let finished = ReorderBuffer<(ColumnBatch, BatchCounts)>()
+    private let finished = ReorderBuffer<(ColumnBatch, BatchCounts, InputPosition)>()
 
-    /// - Parameter cache: the shared chain cache; required unless `config.verify` is false.
-    public init(config: PipelineConfig, sink: BatchSink, cache: ChainCache?) {
+    /// - Parameters:
+    ///   - cache: the shared chain cache; required unless `config.verify` is false.
+    ///   - checkpoint: told where each written batch ends in the input (a resumable run's output).
+    public init(config: PipelineConfig, sink: BatchSink, cache: ChainCache?, checkpoint: BatchCheckpoint? = nil) {
         precondition(config.threads >= 1)
         precondition(!config.verify || cache != nil, "verification needs a chain cache")
         self.config = config
         self.sink = sink
+        self.checkpoint = checkpoint
         self.cache = cache
     }
 
@@ -104,10 +108,11 @@ public final class ExportPipeline: @unchecked Sendable {
 
         // The writer: batches in sequence order, each slot released once its batch is written.
         var next = 0
-        while let (batch, counts) = finished.take(next) {
+        while let (batch, counts, end) = finished.take(next) {
             if cancelled.load(ordering: .relaxed) { break }
             do throws(SinkError) {
                 try sink.write(batch)
+                try checkpoint?.batchWritten(counts, end: end)
             } catch {
                 fail(error.message)
                 break
@@ -154,6 +159,8 @@ public final class ExportPipeline: @unchecked Sendable {
             work.close()
         }
         for (k, path) in config.inputs.enumerated() {
+            // A resumed run does not open the inputs its committed parts cover entirely.
+            if let resume = config.resumeAfter, k < resume.source { continue }
             let reader: RecordReader
             do throws(InputError) {
                 reader = try RecordReader.open(path, sourceIndex: k, options: config.reader)
@@ -161,6 +168,7 @@ public final class ExportPipeline: @unchecked Sendable {
                 fail(error.message)
                 return
             }
+            if let resume = config.resumeAfter, k == resume.source { reader.skipThroughLine = resume.line }
             while true {
                 // Wait for a slot, checking now and then whether the run was cancelled meanwhile.
                 while slots.wait(timeout: .now() + .milliseconds(100)) == .timedOut {
@@ -200,8 +208,9 @@ public final class ExportPipeline: @unchecked Sendable {
             var out = columns.take()
             processor.process(batch, into: &out, counts: &counts)
             let sequence = batch.sequence
+            let end = InputPosition(source: batch.sourceIndex, line: batch.endLine)
             batches.give(batch)
-            finished.put(sequence, (out, counts))
+            finished.put(sequence, (out, counts, end))
         }
     }
 }

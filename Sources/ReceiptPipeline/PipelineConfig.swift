@@ -50,6 +50,8 @@ public struct PipelineConfig: Sendable {
     public var inFlight: Int = 0
     /// Render `ColumnBatch.ndjson` (for `--format ndjson`).
     public var renderNDJSON = false
+    /// A resumed run: every line up to here is in committed parts; reading starts after it.
+    public var resumeAfter: InputPosition? = nil
 
     public init() {}
 

@@ -10,6 +10,8 @@ public struct RunSummary: Sendable {
     public var verify: Bool
     public var threads: Int
     public var toolVersion = ReceiptflowVersion.string
+    /// A run written in parts: its part count, part size and attempts (1 + the number of resumes).
+    public var parts: (count: Int, partRecords: Int, attempts: Int)? = nil
 
     public init(result: RunResult, inputs: [String], format: String, verify: Bool, threads: Int) {
         self.result = result
@@ -31,7 +33,7 @@ public struct RunSummary: Sendable {
         for (i, s) in ReceiptStatus.allCases.enumerated() { byStatus[String(s.rawValue)] = c.byStatus[i] }
         var byCode: [String: Int] = [:]
         for (i, e) in ErrorCode.allCases.enumerated() { byCode[e.rawValue] = c.byCode[i] }
-        return [
+        var object: [String: Any] = [
             "tool_version": toolVersion,
             "inputs": inputs,
             "format": format,
@@ -50,6 +52,10 @@ public struct RunSummary: Sendable {
             "receipts_per_second": receiptsPerSecond.rounded(),
             "chain_cache": ["hits": result.chainCacheHits, "misses": result.chainCacheMisses],
         ]
+        if let parts {
+            object["parts"] = ["count": parts.count, "part_records": parts.partRecords, "attempts": parts.attempts]
+        }
+        return object
     }
 
     /// Writes `summary.json` into `directory` under a temporary name, then renames it into place.

@@ -9,6 +9,9 @@ struct ByteArrayDictionary {
     /// Hash slots holding entry index + 1 (0 = empty); the count is a power of two, at most half full.
     private var slots: [Int32] = []
     private var hashes: [UInt32] = []
+    /// The entry returned last: consecutive rows often repeat a value (the source of a batch, the bundle id and
+    /// receipt type of a receipt's transactions, the signer), and one compare is cheaper than a hash.
+    private var last = -1
 
     var count: Int { starts.count }
     var byteSize: Int { plain.count }
@@ -26,6 +29,7 @@ struct ByteArrayDictionary {
         lengths.removeAll(keepingCapacity: true)
         hashes.removeAll(keepingCapacity: true)
         for i in slots.indices { slots[i] = 0 }
+        last = -1
     }
 
     /// The bytes of entry `i`.
@@ -37,13 +41,17 @@ struct ByteArrayDictionary {
 
     /// The index of `value`, inserting it when new.
     mutating func index(of value: UnsafeRawBufferPointer) -> (index: UInt32, isNew: Bool) {
+        if last >= 0 && equals(last, value) { return (UInt32(last), false) }
         let h = Self.hash(value)
         let mask = slots.count - 1
         var p = Int(h) & mask
         while true {
             let e = Int(slots[p])
             if e == 0 { break }
-            if hashes[e - 1] == h && equals(e - 1, value) { return (UInt32(e - 1), false) }
+            if hashes[e - 1] == h && equals(e - 1, value) {
+                last = e - 1
+                return (UInt32(e - 1), false)
+            }
             p = (p + 1) & mask
         }
         let index = starts.count
@@ -54,6 +62,7 @@ struct ByteArrayDictionary {
         plain.append(contentsOf: value)
         hashes.append(h)
         slots[p] = Int32(truncatingIfNeeded: index + 1)
+        last = index
         if starts.count * 2 > slots.count { grow() }
         return (UInt32(index), true)
     }
@@ -79,12 +88,27 @@ struct ByteArrayDictionary {
         }
     }
 
-    /// FNV-1a: short keys, no need for more.
+    /// Eight bytes per step, multiply-xorshift mixing (FNV-1a byte by byte cost a tenth of the writer's time).
     static func hash(_ v: UnsafeRawBufferPointer) -> UInt32 {
-        var h: UInt32 = 2_166_136_261
-        for b in v {
-            h = (h ^ UInt32(b)) &* 16_777_619
+        var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(v.count)
+        var i = 0
+        let n = v.count
+        guard let base = v.baseAddress else { return UInt32(truncatingIfNeeded: h) }
+        while i + 8 <= n {
+            // In range: i + 8 <= n.
+            h = (h ^ base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xBF58_476D_1CE4_E5B9
+            h ^= h >> 29
+            i += 8
         }
-        return h
+        var tail: UInt64 = 0
+        var shift: UInt64 = 0
+        while i < n {
+            tail |= UInt64(base.load(fromByteOffset: i, as: UInt8.self)) << shift
+            shift += 8
+            i += 1
+        }
+        h = (h ^ tail) &* 0x94D0_49BB_1331_11EB
+        h ^= h >> 32
+        return UInt32(truncatingIfNeeded: h)
     }
 }

@@ -7,10 +7,14 @@ public final class CSVSink: BatchSink {
     private var scratch: [UInt8] = []
     private var done = false
 
-    public init(directory: String) throws(SinkError) {
-        receipts = try OutputFile(directory: directory, name: "receipts.csv")
+    public convenience init(directory: String) throws(SinkError) {
+        try self.init(files: .single(directory, .csv))
+    }
+
+    init(files: TableFiles) throws(SinkError) {
+        receipts = try OutputFile(directory: files.receipts.directory, name: files.receipts.name)
         do {
-            transactions = try OutputFile(directory: directory, name: "transactions.csv")
+            transactions = try OutputFile(directory: files.transactions.directory, name: files.transactions.name)
         } catch {
             receipts.discard()
             throw error

@@ -7,8 +7,13 @@ public final class NDJSONSink: BatchSink {
     private let receipts: OutputFile
     private var done = false
 
-    public init(directory: String) throws(SinkError) {
-        receipts = try OutputFile(directory: directory, name: "receipts.ndjson")
+    public convenience init(directory: String) throws(SinkError) {
+        try self.init(files: .single(directory, .ndjson))
+    }
+
+    /// `files.transactions` is not used: the objects carry their purchases.
+    init(files: TableFiles) throws(SinkError) {
+        receipts = try OutputFile(directory: files.receipts.directory, name: files.receipts.name)
     }
 
     public func write(_ batch: ColumnBatch) throws(SinkError) {

@@ -6,15 +6,21 @@ public final class ParquetSink: BatchSink {
     private let transactions: ParquetFileWriter
     private var done = false
 
-    public init(directory: String, metadata: RunMetadata, options: SinkOptions = SinkOptions()) throws(SinkError) {
+    public convenience init(directory: String, metadata: RunMetadata, options: SinkOptions = SinkOptions())
+        throws(SinkError)
+    {
+        try self.init(files: .single(directory, .parquet), metadata: metadata, options: options)
+    }
+
+    init(files: TableFiles, metadata: RunMetadata, options: SinkOptions) throws(SinkError) {
         let zstd = try ZstdCompressor(level: options.zstdLevel)
         receipts = try ParquetFileWriter(
-            schema: .receipts, directory: directory, fileName: "receipts.parquet", metadata: metadata,
-            options: options, zstd: zstd)
+            schema: .receipts, directory: files.receipts.directory, fileName: files.receipts.name,
+            metadata: metadata, options: options, zstd: zstd)
         do {
             transactions = try ParquetFileWriter(
-                schema: .transactions, directory: directory, fileName: "transactions.parquet", metadata: metadata,
-                options: options, zstd: zstd)
+                schema: .transactions, directory: files.transactions.directory, fileName: files.transactions.name,
+                metadata: metadata, options: options, zstd: zstd)
         } catch {
             receipts.abort()
             throw error

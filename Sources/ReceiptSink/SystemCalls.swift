@@ -26,3 +26,21 @@ func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> I
 func posixWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int {
     write(fd, p, n)
 }
+
+/// `fsync` of a directory, so that renames into it survive a power loss, not only a crash of the process.
+/// File systems that cannot sync a directory (EINVAL) are accepted as they are.
+public func syncDirectory(_ path: String) throws(SinkError) {
+    let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    if fd < 0 { throw SinkError.system("cannot open the folder", path) }
+    defer { close(fd) }
+    if fsync(fd) != 0 && errno != EINVAL { throw SinkError.system("cannot sync the folder", path) }
+}
+
+/// Replaces `directory/name` with `bytes` durably: a temporary file beside it is written, synced and renamed,
+/// then the folder is synced. Readers see the old content or the new one, never a mix, whatever the crash.
+public func replaceFileDurably(directory: String, name: String, bytes: [UInt8]) throws(SinkError) {
+    let file = try OutputFile(directory: directory, name: name)
+    try file.write(bytes)
+    try file.commit()
+    try syncDirectory(directory)
+}

@@ -13,6 +13,7 @@ public struct ReceiptSpec: Sendable {
         case inApp(ReceiptSpec)
     }
 
+    /// One attribute to write: its type number, its version and its value.
     public struct Attribute: Sendable {
         public var type: Int
         public var version: Int

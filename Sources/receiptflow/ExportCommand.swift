@@ -27,6 +27,18 @@ let exportUsage = """
       --threads N                    worker threads (default: all cores)
       --max-record-size BYTES        longest input line accepted (default 1048576)
       --progress / --quiet           progress on standard error (default: when it is a terminal)
+
+    resumable runs:
+      --part-records N               write each table as a folder of parts (receipts/part-00000.<ext>, ...),
+                                     a new part after about N receipts, each committed atomically and listed
+                                     in DIR/manifest.json with the input lines it covers. DuckDB, pyarrow
+                                     and polars read a folder as one table, rows in input order; Spark
+                                     reads it too (order by source, line: Spark keeps no file order)
+      --resume                       continue the parts run in DIR after a crash, kill or Ctrl-C: give the
+                                     same inputs and options (checked against the manifest; the part size is
+                                     read from it). Committed parts are kept, the rest is written again; the
+                                     result is what an uninterrupted run writes. Standard input cannot be
+                                     resumed. With --part-records, starts the run when DIR has none yet.
     """
 
 /// `receiptflow export`: parses options, wires trust anchors, the sink and the pipeline, and maps the outcome
@@ -64,6 +76,9 @@ func runExport(_ argv: [String]) -> Int32 {
     var metadata = RunMetadata()
     metadata.inputs = config.inputs
     metadata.trustAnchorSHA256 = cache?.anchors.anchors.map(\.sha256) ?? []
+    config.renderNDJSON = setup.format == .ndjson
+    if setup.inParts { return runInParts(setup, config, cache: cache, metadata: metadata) }
+
     let sink: BatchSink
     do throws(SinkError) {
         if setup.out == "-" {
@@ -75,19 +90,9 @@ func runExport(_ argv: [String]) -> Int32 {
         printError("receiptflow export: \(error.message)")
         return 1
     }
-    config.renderNDJSON = setup.format == .ndjson
 
     let pipeline = ExportPipeline(config: config, sink: sink, cache: cache)
-    // SIGINT stops the run cleanly: no partial file is left under a final name.
-    signal(SIGINT, SIG_IGN)
-    let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-    interrupt.setEventHandler { pipeline.cancel() }
-    interrupt.resume()
-    let progress = setup.showProgress ? ProgressLine { pipeline.progress } : nil
-
-    let outcome = pipeline.run()
-    progress?.stop()
-    switch outcome {
+    switch runInterruptibly(pipeline, showProgress: setup.showProgress) {
     case .completed(let result):
         guard setup.out != "-" else { return 0 }
         let summary = RunSummary(
@@ -112,6 +117,20 @@ func runExport(_ argv: [String]) -> Int32 {
     }
 }
 
+/// Runs `pipeline` on the calling thread with SIGINT cancelling it (no partial file is left under a final name)
+/// and the progress line when asked for.
+func runInterruptibly(_ pipeline: ExportPipeline, showProgress: Bool) -> RunOutcome {
+    signal(SIGINT, SIG_IGN)
+    let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+    interrupt.setEventHandler { pipeline.cancel() }
+    interrupt.resume()
+    let progress = showProgress ? ProgressLine { pipeline.progress } : nil
+    let outcome = pipeline.run()
+    progress?.stop()
+    interrupt.cancel()
+    return outcome
+}
+
 /// The parsed command line of `export`.
 struct ExportSetup {
     var config = PipelineConfig()
@@ -119,13 +138,19 @@ struct ExportSetup {
     var format = OutputFormat.parquet
     var trustAnchors: [String] = []
     var showProgress = false
+    /// `--part-records`: receipts rows per part.
+    var partRecords: Int? = nil
+    /// `--resume`: continue the parts run in `out`.
+    var resume = false
+    /// Output as folders of parts with a manifest (`--part-records` or `--resume`).
+    var inParts: Bool { partRecords != nil || resume }
 
     init(_ argv: [String]) throws(UsageError) {
         let args = try Arguments(
-            argv, flags: ["--no-verify", "--progress", "--quiet"],
+            argv, flags: ["--no-verify", "--progress", "--quiet", "--resume"],
             valued: [
                 "--out", "--format", "--trust-anchor", "--field", "--id-field", "--environment", "--bundle-id",
-                "--threads", "--max-record-size",
+                "--threads", "--max-record-size", "--part-records",
             ])
         guard let out = args.value("--out"), !out.isEmpty else {
             throw UsageError(message: "--out DIR is required: the directory to write the tables and summary.json to")
@@ -175,5 +200,20 @@ struct ExportSetup {
             throw UsageError(message: "--progress and --quiet contradict each other; give one")
         }
         showProgress = args.has("--progress") || (!args.has("--quiet") && isatty(2) == 1)
+        if let n = try args.int("--part-records") {
+            guard (1...100_000_000).contains(n) else {
+                throw UsageError(message: "--part-records takes 1 to 100000000 receipts per part, got \(n)")
+            }
+            partRecords = n
+        }
+        resume = args.has("--resume")
+        if inParts && out == "-" {
+            throw UsageError(message: "--part-records and --resume write folders of parts; give a directory to --out")
+        }
+        if resume && config.inputs.contains("-") {
+            throw UsageError(
+                message: "standard input cannot be resumed: what was read from it is gone. Save it to a file and "
+                    + "export the file (with --part-records N to make the run resumable)")
+        }
     }
 }

@@ -1,0 +1,211 @@
+import Foundation
+import ReceiptModel
+import ReceiptSink
+import ReceiptVerify
+
+/// Told by the writer stage where each written batch ends in the input, so that output can be committed in
+/// parts that a resumed run continues from.
+public protocol BatchCheckpoint: AnyObject {
+    /// Called on the writer thread right after `batch` went to the sink, in input order. `end` is where the
+    /// batch ends: every line up to it has been written (or counted as blank).
+    func batchWritten(_ counts: BatchCounts, end: InputPosition) throws(SinkError)
+}
+
+/// The output of a resumable run: a `BatchSink` that writes the tables as folders of parts and a
+/// `BatchCheckpoint` that cuts a part at the first batch boundary after `partRecords` rows, commits it
+/// (`PartWriter`) and only then records it in `manifest.json`.
+///
+/// `abort()` (failure, SIGINT) discards the part in progress; committed parts and the manifest stay, and
+/// `--resume` continues from the manifest's resume point.
+public final class ResumableOutput: BatchSink, BatchCheckpoint {
+    public let directory: String
+    /// The manifest as last written.
+    public private(set) var manifest: PartManifest
+    private let writer: PartWriter
+    private let cache: ChainCache?
+    private let started = ContinuousClock.now
+    private let earlierSeconds: Double
+    private let earlierHits: Int
+    private let earlierMisses: Int
+    private let resumedFrom: ResumePoint
+    /// Held open until the run finishes or aborts: an exclusive lock a second run into the folder cannot take.
+    private var lock: Int32
+
+    // The part in progress.
+    private var partCounts = BatchCounts()
+    private var partStart: InputPosition
+    /// End of the last written batch; never moves back (a resumed run first re-reads lines it skips).
+    private var position: InputPosition
+    // Byte accounting of the source being read: bytes this attempt read from it, and the bytes the whole run
+    // has counted for it (the resume point's share included).
+    private var bytesSource = -1
+    private var attemptBytes = 0
+    private var runBytes = 0
+
+    /// Opens the output for a run described by `manifest`: a new one (no parts) or one loaded to resume.
+    ///
+    /// Removes `summary.json` (its presence means a complete run), writes the manifest with one more attempt,
+    /// then deletes temporary files and part files the manifest does not list (left by a crash between a
+    /// part's rename and the manifest update, or by an earlier run into this directory).
+    public init(
+        directory: String, manifest: PartManifest, metadata: RunMetadata, options: SinkOptions = SinkOptions(),
+        cache: ChainCache?
+    ) throws(SinkError) {
+        guard let format = OutputFormat(rawValue: manifest.identity.format) else {
+            throw SinkError("the manifest names an unknown format '\(manifest.identity.format)'")
+        }
+        self.directory = directory
+        self.cache = cache
+        var m = manifest
+        m.complete = false
+        m.attempts += 1
+        self.manifest = m
+        earlierSeconds = m.elapsedSeconds
+        earlierHits = m.chainCacheHits
+        earlierMisses = m.chainCacheMisses
+        resumedFrom = m.resume
+        position = m.resume.position
+        partStart = m.resume.position
+        writer = try PartWriter(
+            format: format, directory: directory, metadata: metadata, options: options,
+            firstPart: (m.parts.last?.index ?? -1) + 1)
+        lock = try Self.lockDirectory(directory)
+        try Self.checkListedParts(m, directory)
+        try Self.remove(joinPath(directory, "summary.json"))
+        try m.write(to: directory)
+        try Self.removeUnlisted(m, directory, format)
+    }
+
+    deinit { unlock() }
+
+    private func unlock() {
+        if lock >= 0 { close(lock) }
+        lock = -1
+    }
+
+    /// Takes `directory/.receiptflow.lock` exclusively: two runs writing parts and the manifest of one folder at
+    /// once would corrupt it. The kernel drops the lock when the process dies, `kill -9` included.
+    private static func lockDirectory(_ directory: String) throws(SinkError) -> Int32 {
+        let path = joinPath(directory, ".receiptflow.lock")
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        if fd < 0 { throw SinkError("cannot create \(path): \(String(cString: strerror(errno)))") }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            close(fd)
+            throw SinkError(
+                "another receiptflow is writing \(directory) (it holds \(path)); wait for it to end or stop it")
+        }
+        return fd
+    }
+
+    /// Whether `directory` holds a part file the manifest lists as committed but that is gone: the output was
+    /// changed by hand and cannot be continued.
+    private static func checkListedParts(_ m: PartManifest, _ directory: String) throws(SinkError) {
+        for part in m.parts {
+            for f in part.files where !FileManager.default.fileExists(atPath: joinPath(directory, f)) {
+                throw SinkError(
+                    "\(joinPath(directory, f)) is listed in \(PartManifest.fileName) but missing; the output was "
+                        + "changed after the run: remove \(directory) and export again")
+            }
+        }
+    }
+
+    private static func removeUnlisted(_ m: PartManifest, _ directory: String, _ format: OutputFormat)
+        throws(SinkError)
+    {
+        let listed = Set(m.parts.flatMap(\.files))
+        // Every format's folders: a run into a directory that held another format's parts leaves none behind.
+        for folder in ["receipts", "transactions"] {
+            let dir = joinPath(directory, folder)
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] {
+                let ours = name.hasPrefix("part-") || (name.hasPrefix(".part-") && name.hasSuffix(".tmp"))
+                if ours && !listed.contains(folder + "/" + name) { try remove(joinPath(dir, name)) }
+            }
+        }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        where (name.hasPrefix(".\(PartManifest.fileName).") && name.hasSuffix(".tmp"))
+            || name.hasPrefix(".summary.json.tmp-")
+        {
+            try remove(joinPath(directory, name))
+        }
+    }
+
+    private static func remove(_ path: String) throws(SinkError) {
+        if unlink(path) != 0 && errno != ENOENT {
+            throw SinkError("cannot remove \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    // MARK: - BatchSink
+
+    public func write(_ batch: ColumnBatch) throws(SinkError) {
+        try writer.write(batch)
+    }
+
+    /// Commits the last part (an empty one when the run committed none, so each table has a file with its
+    /// schema) and marks the manifest complete.
+    public func finish() throws(SinkError) {
+        if writer.hasOpenPart || manifest.parts.isEmpty { try commitPart() }
+        manifest.complete = true
+        stamp()
+        try manifest.write(to: directory)
+        unlock()
+    }
+
+    public func abort() {
+        writer.discardPart()
+        unlock()
+    }
+
+    // MARK: - BatchCheckpoint
+
+    public func batchWritten(_ counts: BatchCounts, end: InputPosition) throws(SinkError) {
+        var c = counts
+        if end.source != bytesSource {
+            bytesSource = end.source
+            attemptBytes = 0
+            runBytes = end.source == resumedFrom.position.source ? resumedFrom.sourceBytes : 0
+        }
+        // A resumed run re-reads its first source from the start: count only bytes beyond what was counted.
+        attemptBytes += counts.inputBytes
+        let total = max(runBytes, attemptBytes)
+        c.inputBytes = total - runBytes
+        runBytes = total
+        partCounts.add(c)
+        if end > position { position = end }
+        if writer.rowsInPart >= manifest.partRecords { try commitPart() }
+    }
+
+    private func commitPart() throws(SinkError) {
+        let index = try writer.commitPart()
+        let format = writer.format
+        manifest.parts.append(
+            PartEntry(
+                index: index, files: PartWriter.relativePaths(index, format), start: partStart, end: position,
+                firstRecord: manifest.records, records: partCounts.records, transactions: partCounts.transactions,
+                counts: StoredCounts(partCounts)))
+        manifest.resume = ResumePoint(
+            position: position, sourceBytes: position.source == bytesSource ? runBytes : resumeBytes(position))
+        stamp()
+        try manifest.write(to: directory)
+        partCounts = BatchCounts()
+        partStart = position
+    }
+
+    /// The counted bytes of a source this attempt has not read (only the resume point's own source).
+    private func resumeBytes(_ p: InputPosition) -> Int {
+        p.source == resumedFrom.position.source ? resumedFrom.sourceBytes : 0
+    }
+
+    private func stamp() {
+        let e = ContinuousClock.now - started
+        manifest.elapsedSeconds =
+            earlierSeconds + Double(e.components.seconds) + Double(e.components.attoseconds) * 1e-18
+        manifest.chainCacheHits = earlierHits + (cache?.hits ?? 0)
+        manifest.chainCacheMisses = earlierMisses + (cache?.misses ?? 0)
+    }
+}
+
+/// `directory/name`, without doubling a trailing slash.
+private func joinPath(_ directory: String, _ name: String) -> String {
+    directory.hasSuffix("/") ? directory + name : directory + "/" + name
+}

@@ -1,0 +1,146 @@
+import Foundation
+import ReceiptIO
+import ReceiptModel
+import ReceiptPipeline
+import ReceiptSink
+import ReceiptVerify
+
+/// `export --part-records N` / `--resume`: the tables as folders of parts with `manifest.json`, started afresh
+/// or continued from the manifest after a crash, kill or SIGINT. Exit statuses as for `export`: 0 done, 1 could
+/// not complete (committed parts kept), 2 usage (including a command that does not match the run in DIR),
+/// 130 interrupted.
+func runInParts(_ setup: ExportSetup, _ baseConfig: PipelineConfig, cache: ChainCache?, metadata: RunMetadata)
+    -> Int32
+{
+    var config = baseConfig
+    let out = setup.out
+    func say(_ s: String) { printError("receiptflow export: \(s)") }
+
+    var fingerprints: [InputFingerprint] = []
+    for path in config.inputs {
+        do throws(InputError) {
+            fingerprints.append(try InputFingerprint.of(path))
+        } catch {
+            say(error.message)
+            return 1
+        }
+    }
+    let identity = RunIdentity(
+        format: setup.format.rawValue, inputs: fingerprints,
+        options: RowOptions(config: config, trustAnchorsSHA256: metadata.trustAnchorSHA256))
+    let existing: PartManifest?
+    do throws(ManifestError) {
+        existing = try PartManifest.load(from: out)
+    } catch {
+        say(error.message)
+        return 1
+    }
+
+    if setup.resume, let pipe = identity.inputs.first(where: { !$0.canResume }) {
+        say(
+            "input '\(pipe.path)' is not a regular file (a pipe or device): what was read from it is gone, so a "
+                + "run over it cannot be resumed. Save it to a file and export the file")
+        return 2
+    }
+    var manifest: PartManifest
+    switch (setup.resume, existing) {
+    case (true, nil):
+        guard let n = setup.partRecords else {
+            say(
+                "nothing to resume: \(out) has no \(PartManifest.fileName). Start the run with --part-records N "
+                    + "(a run without it cannot be resumed)")
+            return 2
+        }
+        manifest = PartManifest(identity: identity, partRecords: n)
+    case (true, let recorded?):
+        if let mismatch = identity.mismatch(resuming: recorded.identity) {
+            for reason in mismatch.reasons { say(reason) }
+            if mismatch.commandLine.isEmpty {
+                say(
+                    "the committed parts in \(out) were made from the old input: remove \(out) and export again")
+                return 1
+            }
+            say("--resume needs the inputs and options of the run in \(out); give the command that began it")
+            return 2
+        }
+        if let n = setup.partRecords, n != recorded.partRecords {
+            say("--part-records is \(n), the run in \(out) uses \(recorded.partRecords); leave it out with --resume")
+            return 2
+        }
+        if recorded.complete {
+            say("the run in \(out) is already complete (\(recorded.parts.count) parts); nothing to resume")
+            return writeSummary(setup, config, recorded)
+        }
+        manifest = recorded
+    case (false, let recorded?) where !recorded.complete:
+        say(
+            "\(out) holds an unfinished resumable run (\(recorded.records) receipts in \(recorded.parts.count) parts): "
+                + "add --resume to continue it, or remove \(out) to start over")
+        return 2
+    case (false, _):
+        manifest = PartManifest(identity: identity, partRecords: setup.partRecords!)
+    }
+    if let pipe = identity.inputs.first(where: { !$0.canResume }) {
+        let name = pipe.path == "-" ? "standard input" : "'\(pipe.path)' (not a regular file)"
+        say("note: \(name) cannot be resumed; if this run stops, export from a file instead")
+    }
+
+    // Parts end at batch boundaries: batches no larger than a part keep parts close to the asked size.
+    config.reader.maxRecordsPerBatch = min(config.reader.maxRecordsPerBatch, manifest.partRecords)
+    config.resumeAfter = manifest.parts.isEmpty ? nil : manifest.resume.position
+    let output: ResumableOutput
+    do throws(SinkError) {
+        output = try ResumableOutput(directory: out, manifest: manifest, metadata: metadata, cache: cache)
+    } catch {
+        say(error.message)
+        return 1
+    }
+    if let after = config.resumeAfter, setup.showProgress {
+        say(
+            "resuming after \(manifest.records) receipts in \(manifest.parts.count) parts "
+                + "(\(config.inputs[min(after.source, config.inputs.count - 1)]) line \(after.line))")
+    }
+
+    let pipeline = ExportPipeline(config: config, sink: output, cache: cache, checkpoint: output)
+    switch runInterruptibly(pipeline, showProgress: setup.showProgress) {
+    case .completed:
+        return writeSummary(setup, config, output.manifest)
+    case .failed(let message, _):
+        say(message)
+        say(
+            "the run did not complete; its \(output.manifest.parts.count) committed parts are kept: after fixing "
+                + "the problem, the same command with --resume continues it.")
+        return 1
+    case .cancelled:
+        let m = output.manifest
+        say(
+            "interrupted; \(m.records) receipts are committed in \(m.parts.count) parts, the part in progress was "
+                + "removed. Run the same command with --resume to continue.")
+        return 130
+    }
+}
+
+/// `summary.json` of a complete parts run: every attempt's records, from the manifest.
+private func writeSummary(_ setup: ExportSetup, _ config: PipelineConfig, _ manifest: PartManifest) -> Int32 {
+    var result = RunResult()
+    do throws(ManifestError) {
+        result.counts = try manifest.totalCounts()
+    } catch {
+        printError("receiptflow export: \(error.message)")
+        return 1
+    }
+    result.elapsedSeconds = manifest.elapsedSeconds
+    result.chainCacheHits = manifest.chainCacheHits
+    result.chainCacheMisses = manifest.chainCacheMisses
+    var summary = RunSummary(
+        result: result, inputs: config.inputs, format: setup.format.rawValue, verify: config.verify,
+        threads: config.threads)
+    summary.parts = (manifest.parts.count, manifest.partRecords, manifest.attempts)
+    do throws(SummaryError) {
+        try summary.write(to: setup.out)
+    } catch {
+        printError("receiptflow export: \(error.message)")
+        return 1
+    }
+    return 0
+}
