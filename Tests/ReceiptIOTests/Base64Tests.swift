@@ -1,7 +1,7 @@
 import Foundation
 import ReceiptIO
-import ReceiptSynth
 import ReceiptModel
+import ReceiptSynth
 import Testing
 
 private func decode(_ s: String) -> Result<[UInt8], ReceiptError> {
