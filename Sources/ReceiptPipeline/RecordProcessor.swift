@@ -236,6 +236,23 @@ public final class RecordProcessor {
                     .text("the receipt is for an app not named by --bundle-id", at: -1))
             }
         }
+        // quantity, product_type and cancellation_reason are int32 columns (contract.md): a value outside that
+        // range would become null without a word, so the receipt is reported as malformed instead.
+        for k in 0..<fields.inAppCount {
+            let e = fields.inApp[k]
+            guard Self.fitsInt32(e.quantity), Self.fitsInt32(e.productType), Self.fitsInt32(e.cancellationReason)
+            else {
+                verdict.reject(
+                    .malformedAttribute, .malformed,
+                    .text("an in-app quantity, product type or cancellation reason does not fit 32 bits", at: -1))
+                break
+            }
+        }
+    }
+
+    @inline(__always) static func fitsInt32(_ v: Int64?) -> Bool {
+        guard let v else { return true }
+        return v >= Int64(Int32.min) && v <= Int64(Int32.max)
     }
 
     /// With `--no-verify`: the hex SHA-256 of the embedded certificate the SignerInfo names, found by issuer and

@@ -325,11 +325,20 @@ struct HostileInputTests {
                             Hostile.basePayload().attributes.flatMap { $0 }
                                 + Hostile.tlv(0x30, huge + [0x02, 0x01, 0x01, 0x04, 0x00]))), id: "t")),
         ]
+        // Fits 64 bits but not the int32 quantity column: malformed rather than a silent null.
+        let wideQuantity = Self.bytes(
+            Hostile.line(
+                payload {
+                    var p = Hostile.purchase(4)
+                    p.integer(1701, 1 << 40)
+                    $0.inApp(p)
+                }, id: "q"))
         // A 100-digit number as the record id is still a valid record: the id is copied as text.
         let numericID = Self.bytes(#"{"id":\#(digits),"receipt-data":"\#(valid)"}"#)
-        let e = try Self.export(lines + [numericID])
+        let e = try Self.export(lines + [wideQuantity, numericID])
         Self.expectCodes(
-            "100-digit integers", e, ["missing_field", "malformed_attribute", "malformed_attribute", "malformed_der"])
+            "100-digit integers", e,
+            ["missing_field", "malformed_attribute", "malformed_attribute", "malformed_der", "malformed_attribute"])
         #expect(e.rows.last?["record_id"] as? String == digits)
     }
 }
