@@ -95,16 +95,7 @@ func runExport(_ argv: [String]) -> Int32 {
     switch runInterruptibly(pipeline, showProgress: setup.showProgress) {
     case .completed(let result):
         guard setup.out != "-" else { return 0 }
-        let summary = RunSummary(
-            result: result, inputs: config.inputs, format: setup.format.rawValue, verify: config.verify,
-            threads: config.threads)
-        do throws(SummaryError) {
-            try summary.write(to: setup.out)
-        } catch {
-            printError("receiptflow export: \(error.message)")
-            return 1
-        }
-        return 0
+        return writeRunSummary(result, setup, config)
     case .failed(let message, _):
         printError("receiptflow export: \(message)")
         printError("receiptflow export: the run did not complete; no output files were kept.")
@@ -216,4 +207,22 @@ struct ExportSetup {
                     + "export the file (with --part-records N to make the run resumable)")
         }
     }
+}
+
+/// Writes `summary.json` for a completed run (with its parts, for a parts run); the exit status.
+func writeRunSummary(
+    _ result: RunResult, _ setup: ExportSetup, _ config: PipelineConfig,
+    parts: (count: Int, partRecords: Int, attempts: Int)? = nil
+) -> Int32 {
+    var summary = RunSummary(
+        result: result, inputs: config.inputs, format: setup.format.rawValue, verify: config.verify,
+        threads: config.threads)
+    summary.parts = parts
+    do throws(SummaryError) {
+        try summary.write(to: setup.out)
+    } catch {
+        printError("receiptflow export: \(error.message)")
+        return 1
+    }
+    return 0
 }

@@ -165,7 +165,7 @@ struct InspectReport {
     }
 
     func render(pretty: Bool, into out: inout [UInt8]) {
-        let err = error.map { e in errorDetail.map { _ in e } ?? e }
+        let err = error
         VerifyReceiptJSON.render(
             receipt: receipt, status: status, error: nil, record: nil, pretty: pretty, into: &out
         ) { w, out in

@@ -132,15 +132,6 @@ private func writeSummary(_ setup: ExportSetup, _ config: PipelineConfig, _ mani
     result.elapsedSeconds = manifest.elapsedSeconds
     result.chainCacheHits = manifest.chainCacheHits
     result.chainCacheMisses = manifest.chainCacheMisses
-    var summary = RunSummary(
-        result: result, inputs: config.inputs, format: setup.format.rawValue, verify: config.verify,
-        threads: config.threads)
-    summary.parts = (manifest.parts.count, manifest.partRecords, manifest.attempts)
-    do throws(SummaryError) {
-        try summary.write(to: setup.out)
-    } catch {
-        printError("receiptflow export: \(error.message)")
-        return 1
-    }
-    return 0
+    return writeRunSummary(
+        result, setup, config, parts: (manifest.parts.count, manifest.partRecords, manifest.attempts))
 }
