@@ -8,7 +8,9 @@
 public struct ReaderOptions: Sendable {
     /// Longest accepted line in bytes (terminator excluded); longer lines become `record_too_large` records.
     public var maxRecordSize: Int = 1 << 20
-    /// Target batch buffer size; raised to fit at least one maximal record.
+    /// Target batch size: a batch ends with the first whole line that reaches it. The buffer itself is larger when
+    /// `maxRecordSize` needs it (`batchCapacity`), but only about this much of it is filled, which keeps the batch
+    /// in cache between the reader and the worker.
     public var batchBytes: Int = 4 << 20
     /// At most this many records per batch, so that a batch of tiny lines keeps its column batch small.
     public var maxRecordsPerBatch: Int = 8192
@@ -81,6 +83,9 @@ public final class RecordReader {
         let maxRecords = options.maxRecordsPerBatch
         let maxSize = options.maxRecordSize
         var full = false
+        // Past the target, read in small steps: a line that crosses it then leaves little to carry.
+        let target = min(options.batchBytes, cap)
+        let step = 64 << 10
 
         scanning: while true {
             while scanned < filled {
@@ -130,11 +135,12 @@ public final class RecordReader {
                 }
             }
             if ended { break }
-            if filled == cap {
+            if filled == cap || lineStart >= target {
                 full = true
                 break
             }
-            let n = try source.read(into: UnsafeMutableRawBufferPointer(start: buf + filled, count: cap - filled))
+            let end = filled < target ? target : min(cap, filled + step)
+            let n = try source.read(into: UnsafeMutableRawBufferPointer(start: buf + filled, count: end - filled))
             if n == 0 {
                 ended = true
             } else {

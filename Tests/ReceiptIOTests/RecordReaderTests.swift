@@ -60,6 +60,25 @@ private func check(_ text: [UInt8], chunk: Int, options: ReaderOptions) throws {
         #expect(got.batches >= 2)
     }
 
+    @Test func endsABatchAtTheFirstWholeLineReachingTheTargetThoughTheBufferIsLarger() throws {
+        // Capacity 2 x 100 + 2 = 202, target 20: ten-byte lines make batches of two lines (20 bytes), not of
+        // eighteen (the capacity), and a line crossing the target stays whole.
+        let lines = (0..<9).map { String(format: "line%05d", $0) }
+        let text = lines.joined(separator: "\n") + "\n"
+        let options = ReaderOptions(maxRecordSize: 100, batchBytes: 20)
+        #expect(options.batchCapacity == 202)
+        let reader = RecordReader(source: MemoryByteSource(text, chunk: 7), name: "m", options: options)
+        let batch = RecordBatch(capacity: options.batchCapacity, maxRecords: options.maxRecordsPerBatch)
+        var sizes: [Int] = []
+        var texts: [String] = []
+        while try reader.fill(batch) {
+            sizes.append(batch.records.count)
+            for i in batch.records.indices { texts.append(batch.withRecord(i) { String(decoding: $0, as: UTF8.self) }) }
+        }
+        #expect(texts == lines)
+        #expect(sizes == [2, 2, 2, 2, 1])
+    }
+
     @Test func turnsAnOversizedLineIntoOneTooLargeRecordAndKeepsGoing() throws {
         let long = String(repeating: "Q", count: 1000)
         let text = "ok1\n\(long)\nok2\n\(long)"
