@@ -12,7 +12,7 @@ import ReceiptModel
 /// a prefetched digest, the signer's key and chain verdict from the shared `ChainCache`, and one RSA PKCS #1 v1.5
 /// verification (`PKCS1Verifier`). Certificates are decoded only on a cache miss.
 ///
-/// One per worker thread: it owns the RSA scratch (a `BN_CTX` and two BIGNUMs), which must not be shared.
+/// One per worker thread: it owns the RSA scratch (a `BN_CTX` and a few BIGNUMs), which must not be shared.
 /// The validation time is always passed in; the verifier never reads the clock.
 public final class ReceiptVerifier {
     /// The shared cache (and through it, the trust anchors).
