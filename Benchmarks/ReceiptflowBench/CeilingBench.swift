@@ -13,8 +13,12 @@ struct CeilingResult {
     var perSecond: Double
     /// Single-thread CPU time of one verification, µs (thread CPU clock: not inflated by other processes).
     var cpuMicrosPerVerify: Double
-    /// Heap allocations OpenSSL makes inside one `EVP_PKEY_verify` (the floor for a verifying pipeline).
+    /// Heap allocations OpenSSL makes inside one `EVP_PKEY_verify`.
     var allocationsPerVerify: Double
+    /// The bare public-key operation, s^e mod n by `BN_mod_exp_mont` with a kept `BN_CTX` and `BN_MONT_CTX` (what
+    /// the verifier's own PKCS #1 check is built on): single-thread CPU µs and heap allocations per call.
+    var modExpCPUMicros: Double
+    var modExpAllocations: Double
     var keyBits: Int
 }
 
@@ -43,6 +47,43 @@ final class RSAVerifyLoop: @unchecked Sendable {
                 }
             }
         }
+        return ok
+    }
+}
+
+/// s^e mod n for the ceiling key through OpenSSL's BN API, every context kept (one thread).
+final class ModExpLoop {
+    private let n: OpaquePointer
+    private let e: OpaquePointer
+    private let s: OpaquePointer
+    private let m: OpaquePointer
+    private let mont: OpaquePointer
+    private let ctx: OpaquePointer
+
+    init(key: OpaquePointer, signature: [UInt8]) {
+        var n: OpaquePointer? = nil
+        var e: OpaquePointer? = nil
+        // "n" and "e" are OSSL_PKEY_PARAM_RSA_N and _E; the ceiling key is RSA.
+        precondition(EVP_PKEY_get_bn_param(key, "n", &n) == 1 && EVP_PKEY_get_bn_param(key, "e", &e) == 1)
+        self.n = n!
+        self.e = e!
+        ctx = BN_CTX_new()!
+        mont = BN_MONT_CTX_new()!
+        precondition(BN_MONT_CTX_set(mont, self.n, ctx) == 1)
+        s = BN_bin2bn(signature, Int32(signature.count), nil)!
+        m = BN_new()!
+    }
+
+    deinit {
+        [n, e, s, m].forEach { BN_free($0) }
+        BN_MONT_CTX_free(mont)
+        BN_CTX_free(ctx)
+    }
+
+    /// Runs `count` exponentiations; returns how many succeeded.
+    func run(_ count: Int) -> Int {
+        var ok = 0
+        for _ in 0..<count where BN_mod_exp_mont(m, s, e, n, ctx, mont) == 1 { ok += 1 }
         return ok
     }
 }
@@ -99,6 +140,15 @@ func runCeiling(_ f: CeilingFixture, threads: Int, seconds: Double) -> CeilingRe
     let cpu = (Measure.threadCPU() - c0) / Double(n1)
     let allocs = Double(Measure.mallocs() - m0) / Double(n1)
 
+    // The bare exponentiation, warmed up first (its BN_CTX pool grows on the first calls).
+    let modExp = ModExpLoop(key: f.key, signature: f.signature)
+    precondition(modExp.run(20) == 20)
+    let m1 = Measure.mallocs()
+    let c1 = Measure.threadCPU()
+    precondition(modExp.run(n1) == n1)
+    let modExpCPU = (Measure.threadCPU() - c1) / Double(n1)
+    let modExpAllocs = Double(Measure.mallocs() - m1) / Double(n1)
+
     // All threads, wall clock: each thread verifies in chunks until the time is up.
     let counts = UnsafeMutableBufferPointer<Int>.allocate(capacity: threads)
     counts.initialize(repeating: 0)
@@ -116,7 +166,8 @@ func runCeiling(_ f: CeilingFixture, threads: Int, seconds: Double) -> CeilingRe
     let total = counts.reduce(0, +)
     return CeilingResult(
         threads: threads, seconds: elapsed, verifications: total, perSecond: Double(total) / elapsed,
-        cpuMicrosPerVerify: cpu * 1e6, allocationsPerVerify: allocs, keyBits: f.bits)
+        cpuMicrosPerVerify: cpu * 1e6, allocationsPerVerify: allocs, modExpCPUMicros: modExpCPU * 1e6,
+        modExpAllocations: modExpAllocs, keyBits: f.bits)
 }
 
 /// Hands a value the benchmark knows to be used safely (disjoint indices, read-only) to other threads.

@@ -161,9 +161,9 @@ public final class PrivateKey: @unchecked Sendable {
         publicKeyInfo = spki
     }
 
-    /// A 2048-bit key derived from `seed` (same seed, same key).
-    public convenience init(seed: String) throws(SynthError) {
-        try self.init(der: DeterministicRSA.privateKeyDER(seed: Array(seed.utf8)))
+    /// A key of `bits` bits (2048 unless told; a multiple of 16) derived from `seed` (same seed, same key).
+    public convenience init(seed: String, bits: Int = 2048) throws(SynthError) {
+        try self.init(der: DeterministicRSA.privateKeyDER(seed: Array(seed.utf8), bits: bits))
     }
 
     deinit { EVP_PKEY_free(pkey) }
@@ -181,6 +181,34 @@ public final class PrivateKey: @unchecked Sendable {
         var sig = [UInt8](repeating: 0, count: len)
         precondition(EVP_PKEY_sign(ctx, &sig, &len, digest, digest.count) == 1, "EVP_PKEY_sign failed")
         return Array(sig.prefix(len))
+    }
+
+    /// The raw RSA private-key operation on `block` (m^d mod n, no padding): for tests that need a signature
+    /// whose decrypted block is exactly `block` (wrong padding, other DigestInfo, trailing bytes). `block` must be
+    /// as long as the modulus and, as a big-endian number, smaller than it; `nil` otherwise.
+    public func rawPrivateOperation(_ block: [UInt8]) -> [UInt8]? {
+        let ctx = EVP_PKEY_CTX_new(pkey, nil)!
+        defer {
+            EVP_PKEY_CTX_free(ctx)
+            ERR_clear_error()
+        }
+        guard EVP_PKEY_sign_init(ctx) == 1, EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_NO_PADDING) == 1 else { return nil }
+        var len = 0
+        guard EVP_PKEY_sign(ctx, nil, &len, block, block.count) == 1 else { return nil }
+        var out = [UInt8](repeating: 0, count: len)
+        guard EVP_PKEY_sign(ctx, &out, &len, block, block.count) == 1 else { return nil }
+        return Array(out.prefix(len))
+    }
+
+    /// The public modulus n, big-endian, without leading zero bytes.
+    public var modulus: [UInt8] {
+        var n: OpaquePointer? = nil
+        // "n" is OSSL_PKEY_PARAM_RSA_N; every key here is RSA.
+        precondition(EVP_PKEY_get_bn_param(pkey, "n", &n) == 1, "the key has no RSA modulus")
+        defer { BN_free(n) }
+        var out = [UInt8](repeating: 0, count: (Int(BN_num_bits(n)) + 7) / 8)
+        _ = out.withUnsafeMutableBufferPointer { BN_bn2bin(n, $0.baseAddress) }
+        return out
     }
 
     /// SHA-256 with RSA over `data` (certificate signatures).

@@ -64,6 +64,10 @@ public enum ReceiptSigner {
         public var flipSignatureBit = false
         /// Certificates to embed instead of the identity's chain (e.g. only the leaf, or none).
         public var certificates: [TestCertificate]? = nil
+        /// When set, makes the signature instead of PKCS #1 v1.5 signing: called with the digest the signature
+        /// must cover and the signer's key, it returns the signature bytes to embed (tests of the verifier's
+        /// RSA check, e.g. through `PrivateKey.rawPrivateOperation` on a crafted block).
+        public var signature: (@Sendable (_ signedDigest: [UInt8], _ key: PrivateKey) -> [UInt8])? = nil
 
         public init(
             digest: Digest = .sha256, signatureLabel: SignatureLabel = .rsaEncryption, form: EncodingForm = .der
@@ -99,7 +103,8 @@ public enum ReceiptSigner {
             signedAttrs = [0xA0] + set.dropFirst()
             toSign = options.digest.hash(set)
         }
-        var signature = identity.key.sign(digest: toSign, md: options.digest.md)
+        var signature =
+            options.signature?(toSign, identity.key) ?? identity.key.sign(digest: toSign, md: options.digest.md)
         if options.flipSignatureBit { signature[signature.count / 2] ^= 0x10 }
 
         var serial = identity.leaf.serial

@@ -68,15 +68,15 @@ public final class TestPKI: @unchecked Sendable {
     }
 
     /// A leaf issued by the genuine intermediate with any validity window (epoch seconds), for boundary tests of
-    /// validity at the receipt creation date. It reuses the genuine leaf's key (no key generation), carries the
-    /// receipt-signing OID unless `receiptSigningOID` is false, and has serial `serial` (pick one above 1000 so it
-    /// does not collide with the PKI's own).
+    /// validity at the receipt creation date. It reuses the genuine leaf's key (no key generation) unless `key` is
+    /// given, carries the receipt-signing OID unless `receiptSigningOID` is false, and has serial `serial` (pick
+    /// one above 1000 so it does not collide with the PKI's own).
     public func customLeaf(
         notBefore: Int64, notAfter: Int64, receiptSigningOID: Bool = true, serial: Int64 = 1000,
-        commonName: String = "Receiptflow Test Receipt Signing (custom)"
+        commonName: String = "Receiptflow Test Receipt Signing (custom)", key: PrivateKey? = nil
     ) throws(SynthError) -> SigningIdentity {
         let interNode = Self.nodes.first { $0.name == "intermediate" }!
-        let key = keys["leaf"]!
+        let key = key ?? keys["leaf"]!
         let leaf = try CertificateBuilder.make(
             subject: CertificateBuilder.Name(
                 organization: interNode.subject.organization, organizationalUnit: interNode.subject.organizationalUnit,

@@ -9,36 +9,19 @@ import ReceiptModel
 #endif
 
 /// Verifies receipts the way `openssl cms -verify` would, but by hand (openssl-notes.md B.2): the parser's ranges,
-/// a prefetched digest, the signer's `EVP_PKEY` and chain verdict from the shared `ChainCache`, and one RSA
-/// PKCS #1 v1.5 verification. Certificates are decoded only on a cache miss.
+/// a prefetched digest, the signer's key and chain verdict from the shared `ChainCache`, and one RSA PKCS #1 v1.5
+/// verification (`PKCS1Verifier`). Certificates are decoded only on a cache miss.
 ///
-/// One per worker thread: it owns a few `EVP_PKEY_CTX`s, which OpenSSL forbids sharing.
+/// One per worker thread: it owns the RSA scratch (a `BN_CTX` and a few BIGNUMs), which must not be shared.
 /// The validation time is always passed in; the verifier never reads the clock.
 public final class ReceiptVerifier {
     /// The shared cache (and through it, the trust anchors).
     public let cache: ChainCache
 
-    /// Verify contexts for cached signer keys, one per (entry, digest): set up once, reused for every receipt.
-    private var keyContexts: [KeyContext]
-    private var nextVictim = 0
-    // Enough for every (signer key, digest) pair a run mixes (Apple rotates leaves; SHA-1 and SHA-256 coexist):
-    // with too few, mixed input evicts the contexts of the common signer and rebuilds them (about 10 heap
-    // allocations each). A scan of 32 ids costs nanoseconds next to the RSA verification.
-    private static let keyContextSlots = 32
-
-    private struct KeyContext {
-        var entryID: UInt64 = 0
-        var sha256 = false
-        var ctx: OpaquePointer? = nil
-    }
+    private let pkcs1 = PKCS1Verifier()
 
     public init(cache: ChainCache) {
         self.cache = cache
-        keyContexts = Array(repeating: KeyContext(), count: Self.keyContextSlots)
-    }
-
-    deinit {
-        for k in keyContexts { if let c = k.ctx { EVP_PKEY_CTX_free(c) } }
     }
 
     /// Checks the signature, the chain and the validity of every chain certificate at `validationTime`.
@@ -110,17 +93,15 @@ public final class ReceiptVerifier {
 
         // RSA PKCS #1 v1.5: the DigestInfo inside the signature must name `md` and hold `digest`.
         let signature = UnsafeRawBufferPointer(rebasing: der[container.signature])
-        let verified = withKeyContext(entry, key, md, sha256: alg == .sha256) { ctx in
-            digest.withUnsafeBytes { d in
-                EVP_PKEY_verify(
-                    ctx, signature.baseAddress?.assumingMemoryBound(to: UInt8.self), signature.count,
-                    d.baseAddress?.assumingMemoryBound(to: UInt8.self), md.size) == 1
+        let verified = digest.withUnsafeBytes { d -> Bool in
+            // d holds 32 bytes; md.size (20 or 32) of them are the digest.
+            let digestBytes = UnsafeRawBufferPointer(rebasing: d[0..<md.size])
+            if let rsa = entry.rsa {
+                return pkcs1.verify(rsa, signature: signature, digest: digestBytes, algorithm: alg)
             }
+            return Self.verifyWithEVP(key, md, signature: signature, digest: digestBytes)
         }
-        guard verified else {
-            ERR_clear_error()
-            return outcome(.badSignature, .signatureMismatch, entry)
-        }
+        guard verified else { return outcome(.badSignature, .signatureMismatch, entry) }
 
         // The chain (cached verdict), then every certificate's validity at the creation date (per receipt).
         switch entry.verdict {
@@ -133,37 +114,18 @@ public final class ReceiptVerifier {
         return outcome(nil, .none, entry)
     }
 
-    /// Runs `body` with a verify context for `key` and `md`: a kept one for cached entries, else a temporary one.
-    private func withKeyContext(
-        _ entry: ChainEntry, _ key: OpaquePointer, _ md: DigestHandle, sha256: Bool,
-        _ body: (OpaquePointer) -> Bool
+    /// OpenSSL's own PKCS #1 v1.5 verification, for RSA keys outside `RSAPublicKey`'s limits (never Apple's):
+    /// a temporary context per call, about a dozen heap allocations.
+    private static func verifyWithEVP(
+        _ key: OpaquePointer, _ md: DigestHandle, signature: UnsafeRawBufferPointer, digest: UnsafeRawBufferPointer
     ) -> Bool {
-        if entry.cached {
-            for i in 0..<keyContexts.count where keyContexts[i].entryID == entry.id && keyContexts[i].sha256 == sha256 {
-                if let c = keyContexts[i].ctx { return body(c) }
-            }
-        }
-        guard let ctx = Self.makeContext(key, md) else { return false }
-        guard entry.cached else {
-            defer { EVP_PKEY_CTX_free(ctx) }
-            return body(ctx)
-        }
-        // Round-robin replacement: a run rarely sees more than a handful of signer keys at once.
-        let i = nextVictim
-        nextVictim = (nextVictim + 1) % keyContexts.count
-        if let old = keyContexts[i].ctx { EVP_PKEY_CTX_free(old) }
-        keyContexts[i] = KeyContext(entryID: entry.id, sha256: sha256, ctx: ctx)
-        return body(ctx)
-    }
-
-    private static func makeContext(_ key: OpaquePointer, _ md: DigestHandle) -> OpaquePointer? {
-        guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else { return nil }
-        guard EVP_PKEY_verify_init(ctx) == 1, EVP_PKEY_CTX_set_signature_md(ctx, md.md) == 1 else {
-            EVP_PKEY_CTX_free(ctx)
-            ERR_clear_error()
-            return nil
-        }
-        return ctx
+        defer { ERR_clear_error() }
+        guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else { return false }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        guard EVP_PKEY_verify_init(ctx) == 1, EVP_PKEY_CTX_set_signature_md(ctx, md.md) == 1 else { return false }
+        return EVP_PKEY_verify(
+            ctx, signature.baseAddress?.assumingMemoryBound(to: UInt8.self), signature.count,
+            digest.baseAddress?.assumingMemoryBound(to: UInt8.self), digest.count) == 1
     }
 
     /// Every range the verifier reads must lie inside `der`; the parser guarantees it, but a bad range would read
