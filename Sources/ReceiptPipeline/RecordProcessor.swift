@@ -18,11 +18,10 @@ public final class RecordProcessor {
     let bundleIDs: [[UInt8]]
     /// `--format ndjson`: render a verifyReceipt-shaped object per record.
     let renderNDJSON: Bool
-    /// Base64 output, the unescaped receipt string, the unescaped record id, a hex digest.
-    let decoded: UnsafeMutableRawBufferPointer
+    /// The unescaped receipt string (consumed by base64 decoding before the next record is read).
     let unescaped: UnsafeMutableRawBufferPointer
-    let idScratch: UnsafeMutableRawBufferPointer
-    let hexScratch: UnsafeMutableRawBufferPointer
+    /// Two records are held decoded at once so that their `receipt_sha256` can be computed together.
+    let lanes: (Lane, Lane)
 
     /// - Parameter cache: the run's shared chain cache; required when `config.verify` is true.
     public init(config: PipelineConfig, cache: ChainCache?) {
@@ -33,17 +32,33 @@ public final class RecordProcessor {
         bundleIDs = config.bundleIDs.map { Array($0.utf8) }
         renderNDJSON = config.renderNDJSON
         let maxRecord = config.reader.maxRecordSize
-        decoded = .allocate(byteCount: Base64.maxDecodedCount(maxRecord), alignment: 16)
         unescaped = .allocate(byteCount: max(maxRecord, 1), alignment: 16)
-        idScratch = .allocate(byteCount: max(maxRecord, 1), alignment: 16)
-        hexScratch = .allocate(byteCount: 64, alignment: 16)
+        lanes = (Lane(maxRecord: maxRecord), Lane(maxRecord: maxRecord))
     }
 
     deinit {
-        decoded.deallocate()
         unescaped.deallocate()
-        idScratch.deallocate()
-        hexScratch.deallocate()
+        lanes.0.deallocate()
+        lanes.1.deallocate()
+    }
+
+    /// One held record's buffers: base64 output, the unescaped record id, the hex `receipt_sha256`.
+    struct Lane {
+        let decoded: UnsafeMutableRawBufferPointer
+        let idScratch: UnsafeMutableRawBufferPointer
+        let hex: UnsafeMutableRawBufferPointer
+
+        init(maxRecord: Int) {
+            decoded = .allocate(byteCount: Base64.maxDecodedCount(maxRecord), alignment: 16)
+            idScratch = .allocate(byteCount: max(maxRecord, 1), alignment: 16)
+            hex = .allocate(byteCount: 64, alignment: 16)
+        }
+
+        func deallocate() {
+            decoded.deallocate()
+            idScratch.deallocate()
+            hex.deallocate()
+        }
     }
 
     /// Turns every record of `batch` into rows of `out` (cleared first), in order, and counts them.
@@ -59,16 +74,22 @@ public final class RecordProcessor {
         var source = batch.sourceName
         source.withUTF8 { name in
             let src = UnsafeRawBufferPointer(name)
-            for i in batch.records.indices {
-                let span = batch.records[i]
-                var ctx = RowContext(source: src, line: span.line)
-                if span.tooLarge {
-                    fail(
-                        &out, &counts, &ctx, .recordTooLarge,
-                        .text("the line is longer than the maximum record size (--max-record-size)", at: -1))
-                    continue
+            // Two records at a time: both decoded, their receipt_sha256 computed together, then each finished in
+            // input order (a lone last record alone).
+            var i = batch.records.startIndex
+            while i < batch.records.endIndex {
+                var first = prepare(batch, i, src, lanes.0)
+                if i + 1 < batch.records.endIndex {
+                    var second = prepare(batch, i + 1, src, lanes.1)
+                    hashReceipts(&first, &second)
+                    finish(first, &out, &counts)
+                    finish(second, &out, &counts)
+                    i += 2
+                } else {
+                    hashReceipt(&first)
+                    finish(first, &out, &counts)
+                    i += 1
                 }
-                batch.withRecord(i) { line in processLine(line, batch.format, &out, &counts, &ctx) }
             }
         }
         counts.transactions = out.transactions.rowCount
@@ -82,18 +103,49 @@ public final class RecordProcessor {
         var receiptSHA256: UnsafeRawBufferPointer? = nil
     }
 
+    /// A record taken as far as its receipt bytes, or to the failure that stopped it before them.
+    struct Prepared {
+        var ctx: RowContext
+        /// The lane's buffer for the hex digest of the receipt bytes.
+        let hex: UnsafeMutableRawBufferPointer
+        let decoded: Decoded
+    }
+
+    enum Decoded {
+        /// The receipt bytes, in the lane's buffer.
+        case receipt(UnsafeRawBufferPointer)
+        /// Rejected before its receipt bytes (line too long, JSON, base64, empty).
+        case failed(ErrorCode, Detail)
+    }
+
     // MARK: - Input line to receipt bytes
 
-    private func processLine(
-        _ line: UnsafeRawBufferPointer, _ format: RecordFormat, _ out: inout ColumnBatch, _ counts: inout BatchCounts,
-        _ ctx: inout RowContext
-    ) {
+    /// Decodes record `i` into `lane` (its row is appended later, by `finish`).
+    private func prepare(_ batch: RecordBatch, _ i: Int, _ src: UnsafeRawBufferPointer, _ lane: Lane) -> Prepared {
+        let span = batch.records[i]
+        var ctx = RowContext(source: src, line: span.line)
+        let decoded: Decoded
+        if span.tooLarge {
+            decoded = .failed(
+                .recordTooLarge, .text("the line is longer than the maximum record size (--max-record-size)", at: -1))
+        } else {
+            // The record id may point into the line after the closure: the line lies in the batch's storage,
+            // untouched until the next fill.
+            decoded = batch.withRecord(i) { line in decodeLine(line, batch.format, lane, &ctx) }
+        }
+        return Prepared(ctx: ctx, hex: lane.hex, decoded: decoded)
+    }
+
+    /// The receipt bytes of `line` into `lane.decoded`, or the failure of the line's JSON or base64.
+    private func decodeLine(
+        _ line: UnsafeRawBufferPointer, _ format: RecordFormat, _ lane: Lane, _ ctx: inout RowContext
+    ) -> Decoded {
         var text = line
         if format == .ndjson {
             let r = scanner.scan(line)
-            ctx.recordID = recordID(r.id, line)
+            ctx.recordID = recordID(r.id, line, lane.idScratch)
             if let code = r.error {
-                return fail(&out, &counts, &ctx, code, .text(r.detail, at: r.errorOffset))
+                return .failed(code, .text(r.detail, at: r.errorOffset))
             }
             let raw = UnsafeRawBufferPointer(rebasing: line[r.receipt.range])
             if r.receipt.escaped {
@@ -106,27 +158,54 @@ public final class RecordProcessor {
         }
         let n: Int
         do throws(ReceiptError) {
-            n = try Base64.decode(text, into: decoded)
+            n = try Base64.decode(text, into: lane.decoded)
         } catch {
-            return fail(&out, &counts, &ctx, .invalidBase64, Detail(error))
+            return .failed(.invalidBase64, Detail(error))
         }
         if n == 0 {
-            return fail(&out, &counts, &ctx, .emptyReceipt, .text("the receipt string holds only whitespace", at: -1))
+            return .failed(.emptyReceipt, .text("the receipt string holds only whitespace", at: -1))
         }
-        let der = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(decoded)[0..<n])
-        hasher.sha256Hex(der, into: hexScratch)
-        ctx.receiptSHA256 = UnsafeRawBufferPointer(hexScratch)
-        processReceipt(der, &out, &counts, &ctx)
+        return .receipt(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(lane.decoded)[0..<n]))
     }
 
-    /// The text of the `--id-field` value: a string (unescaped), a number's literal, or a boolean.
-    private func recordID(_ v: JSONValue, _ line: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+    /// receipt_sha256 of a record that reached its receipt bytes.
+    private func hashReceipt(_ p: inout Prepared) {
+        guard case .receipt(let der) = p.decoded else { return }
+        hasher.sha256Hex(der, into: p.hex)
+        p.ctx.receiptSHA256 = UnsafeRawBufferPointer(p.hex)
+    }
+
+    /// receipt_sha256 of two records, computed together when both reached their receipt bytes.
+    private func hashReceipts(_ a: inout Prepared, _ b: inout Prepared) {
+        guard case .receipt(let x) = a.decoded, case .receipt(let y) = b.decoded else {
+            hashReceipt(&a)
+            hashReceipt(&b)
+            return
+        }
+        hasher.sha256HexPair(x, into: a.hex, y, into: b.hex)
+        a.ctx.receiptSHA256 = UnsafeRawBufferPointer(a.hex)
+        b.ctx.receiptSHA256 = UnsafeRawBufferPointer(b.hex)
+    }
+
+    /// Appends the record's row (and transactions): its failure, or the outcome of its receipt.
+    private func finish(_ p: Prepared, _ out: inout ColumnBatch, _ counts: inout BatchCounts) {
+        var ctx = p.ctx
+        switch p.decoded {
+        case .failed(let code, let detail): fail(&out, &counts, &ctx, code, detail)
+        case .receipt(let der): processReceipt(der, &out, &counts, &ctx)
+        }
+    }
+
+    /// The text of the `--id-field` value: a string (unescaped into `scratch`), a number's literal, or a boolean.
+    private func recordID(
+        _ v: JSONValue, _ line: UnsafeRawBufferPointer, _ scratch: UnsafeMutableRawBufferPointer
+    ) -> UnsafeRawBufferPointer? {
         switch v {
         case .string(let ref):
             let raw = UnsafeRawBufferPointer(rebasing: line[ref.range])
             guard ref.escaped else { return raw }
-            let n = JSONString.unescape(raw, into: idScratch)
-            return UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(idScratch)[0..<n])
+            let n = JSONString.unescape(raw, into: scratch)
+            return UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(scratch)[0..<n])
         case .number(let range):
             return UnsafeRawBufferPointer(rebasing: line[range])
         case .bool(let b):

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptSynth
 import ReceiptTestSupport
 import Testing
 
@@ -38,6 +39,104 @@ struct ContentHasherTests {
         #expect(a != b)
     }
 
+    // MARK: - Two buffers at once
+
+    @Test func usesTwoLanesExactlyWhenLinuxReportsTheSHAExtensions() throws {
+        // The kernel's own CPUID reading, cross-checked against the kernel's view of the CPU.
+        let cpuinfo = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
+        let flags = cpuinfo.split(separator: "\n").first { $0.hasPrefix("flags") }.map { $0.split(separator: " ") }
+        let hasSHA = flags?.contains("sha_ni") ?? false
+        let hasSSE41 = flags?.contains("sse4_1") ?? false
+        #expect(ContentHasher().twoLane == (hasSHA && hasSSE41))
+        #expect(ContentHasher(twoLane: false).twoLane == false)
+    }
+
+    @Test func hashesTheFIPSExamplesTwoAtATime() {
+        // FIPS 180-2, appendix B: "abc" (one block), the 448-bit message (two blocks: the padding spills over),
+        // and a million "a"s.
+        let abc = Array("abc".utf8)
+        let two = Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)
+        let million = [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)
+        let want = [
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0",
+        ]
+        let messages = [abc, two, million]
+        for hasher in [ContentHasher(), ContentHasher(twoLane: false)] {
+            for i in messages.indices {
+                for j in messages.indices {
+                    let (a, b) = messages[i].withUnsafeBytes { x in
+                        messages[j].withUnsafeBytes { y in hasher.sha256Pair(x, y) }
+                    }
+                    #expect(a.hex == want[i] && b.hex == want[j], "messages \(i), \(j)")
+                }
+            }
+        }
+    }
+
+    @Test func pairsEqualOpenSSLForEveryLengthUpTo300InBothLaneOrders() {
+        var rng = SplitMix(seed: 0x5eed_2a11)
+        let hasher = ContentHasher()
+        for na in 0...300 {
+            // Each length against equal, shorter and longer partners around the block and padding boundaries
+            // (55/56: the length still fits the last block or spills into another; 64: a whole block), fresh
+            // random bytes each time, at random offsets so that no lane reads from an aligned start.
+            for nb in [0, 1, 55, 56, 63, 64, 65, 119, 120, 128, 300, na, rng.int(301)] {
+                let oa = rng.int(64)
+                let ob = rng.int(64)
+                let bytesA = rng.bytes(oa + na)
+                let bytesB = rng.bytes(ob + nb)
+                bytesA.withUnsafeBytes { pa in
+                    bytesB.withUnsafeBytes { pb in
+                        let a = UnsafeRawBufferPointer(rebasing: pa[oa...])
+                        let b = UnsafeRawBufferPointer(rebasing: pb[ob...])
+                        let ab = hasher.sha256Pair(a, b)
+                        let ba = hasher.sha256Pair(b, a)
+                        let ea = hasher.sha256(a)
+                        let eb = hasher.sha256(b)
+                        #expect(ab.0 == ea && ab.1 == eb, "lengths \(na), \(nb)")
+                        #expect(ba.0 == eb && ba.1 == ea, "lengths \(nb), \(na)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func pairsEqualOpenSSLOnRandomLargeBuffers() {
+        var rng = SplitMix(seed: 0xb16_b0ff)
+        let hasher = ContentHasher()
+        for _ in 0..<40 {
+            let na = rng.int(200_000)
+            let nb = rng.chance(0.25) ? na : rng.int(200_000)
+            let a = rng.bytes(na)
+            let b = rng.bytes(nb)
+            let (da, db) = a.withUnsafeBytes { x in b.withUnsafeBytes { y in hasher.sha256Pair(x, y) } }
+            let (ea, eb) = a.withUnsafeBytes { x in b.withUnsafeBytes { y in (hasher.sha256(x), hasher.sha256(y)) } }
+            #expect(da == ea && db == eb, "lengths \(na), \(nb)")
+        }
+    }
+
+    @Test func hexPairWritesEachDigestIntoItsOwnBuffer() {
+        let hasher = ContentHasher()
+        var outA = [UInt8](repeating: 0x2A, count: 70)
+        var outB = [UInt8](repeating: 0x2A, count: 64)
+        let abc = Array("abc".utf8)
+        abc.withUnsafeBytes { x in
+            outA.withUnsafeMutableBytes { oa in
+                outB.withUnsafeMutableBytes { ob in
+                    hasher.sha256HexPair(x, into: oa, UnsafeRawBufferPointer(start: nil, count: 0), into: ob)
+                }
+            }
+        }
+        #expect(
+            String(decoding: outA[0..<64], as: UTF8.self)
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(outA[64...].allSatisfy { $0 == 0x2A })
+        #expect(
+            String(decoding: outB, as: UTF8.self) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    }
+
     @Test(.enabled(if: Fixtures.sharedAvailable, Comment(rawValue: "\(Fixtures.skipReason)")))
     func matchesTheFixtureDigestsInExpectedJSON() throws {
         let hasher = ContentHasher()
@@ -48,5 +147,11 @@ struct ContentHasherTests {
             let bytes = try Fixtures.bytes(Fixtures.realDir.appendingPathComponent(name))
             #expect(bytes.withUnsafeBytes { hasher.sha256($0).hex } == want, "\(name)")
         }
+    }
+}
+
+extension SplitMix {
+    mutating func bytes(_ n: Int) -> [UInt8] {
+        (0..<n).map { _ in UInt8(truncatingIfNeeded: next()) }
     }
 }
