@@ -48,6 +48,9 @@ public enum BERTag {
 public struct BERReader {
     public let bytes: UnsafeRawBufferPointer
     public let limits: DERLimits
+    /// Whether the payload walk may take its fast paths (AttributeReader.swift); tests turn them off to compare
+    /// the fast and the element-by-element decoding of the same bytes.
+    var fastPaths = true
 
     public init(_ bytes: UnsafeRawBufferPointer, limits: DERLimits = DERLimits()) {
         self.bytes = bytes

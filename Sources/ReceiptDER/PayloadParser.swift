@@ -1,87 +1,6 @@
 import ReceiptModel
 
-// MARK: - The receipt payload: SET OF ReceiptAttribute { type INTEGER, version INTEGER, value OCTET STRING }
-
-/// One attribute located in the payload.
-public struct AttributeSlot: Sendable {
-    public var type: Int
-    public var version: Int
-    /// Contents of the value OCTET STRING.
-    public var value: Range<Int>
-    public var start: Int
-}
-
-extension BERReader {
-    /// Calls `body` for each ReceiptAttribute of a SET, in payload order.
-    @inline(__always)
-    func forEachAttribute(
-        in set: BERElement, depth: Int, _ body: (AttributeSlot) throws(ReceiptError) -> Void
-    ) throws(ReceiptError) {
-        guard set.identifier == BERTag.set else {
-            throw ReceiptError(.malformedDER, at: set.start, "the receipt payload is not a SET of attributes")
-        }
-        try forEachChild(of: set, depth: depth) { (attr) throws(ReceiptError) in
-            guard attr.identifier == BERTag.sequence else {
-                throw ReceiptError(.malformedDER, at: attr.start, "a receipt attribute is not a SEQUENCE")
-            }
-            let type = try firstChild(of: attr, depth: depth + 1)
-            guard type.identifier == BERTag.integer, let t = int64(type), t >= 0, t <= Int64(Int32.max),
-                let version = try next(after: type, in: attr, depth: depth + 1),
-                version.identifier == BERTag.integer, let v = int64(version),
-                let value = try next(after: version, in: attr, depth: depth + 1),
-                value.identifier == BERTag.octetString
-            else { throw ReceiptError(.malformedDER, at: attr.start, "a receipt attribute is malformed") }
-            try body(
-                AttributeSlot(
-                    type: Int(t), version: Int(truncatingIfNeeded: v), value: value.content, start: attr.start))
-        }
-    }
-
-    /// The single element inside an attribute value, which must fill it exactly.
-    func inner(_ slot: AttributeSlot, depth: Int) throws(ReceiptError) -> BERElement {
-        let e = try element(at: slot.value.lowerBound, limit: slot.value.upperBound, depth: depth)
-        guard e.end == slot.value.upperBound else {
-            throw ReceiptError(.malformedAttribute, at: slot.start, "an attribute value has trailing bytes")
-        }
-        return e
-    }
-
-    /// A string attribute: UTF8String, IA5String or PrintableString holding valid UTF-8 without NUL.
-    func stringValue(_ slot: AttributeSlot, depth: Int) throws(ReceiptError) -> Range<Int>? {
-        if slot.value.isEmpty { return nil }
-        let e = try inner(slot, depth: depth)
-        switch e.identifier {
-        case BERTag.utf8String, BERTag.ia5String, BERTag.printableString: break
-        default: throw ReceiptError(.malformedAttribute, at: slot.start, "a string attribute has another type")
-        }
-        guard UTF8Check.isValidText(UnsafeRawBufferPointer(rebasing: bytes[e.content])) else {
-            throw ReceiptError(.malformedAttribute, at: slot.start, "a string attribute is not valid UTF-8 text")
-        }
-        return e.content
-    }
-
-    func integerValue(_ slot: AttributeSlot, depth: Int) throws(ReceiptError) -> Int64? {
-        if slot.value.isEmpty { return nil }
-        let e = try inner(slot, depth: depth)
-        guard e.identifier == BERTag.integer, let v = int64(e) else {
-            throw ReceiptError(.malformedAttribute, at: slot.start, "an integer attribute does not fit 64 bits")
-        }
-        return v
-    }
-
-    func dateValue(_ slot: AttributeSlot, depth: Int) throws(ReceiptError) -> Int64? {
-        if slot.value.isEmpty { return nil }
-        let e = try inner(slot, depth: depth)
-        guard e.identifier == BERTag.ia5String || e.identifier == BERTag.utf8String else {
-            throw ReceiptError(.malformedAttribute, at: slot.start, "a date attribute is not a string")
-        }
-        switch DateParser.parse(UnsafeRawBufferPointer(rebasing: bytes[e.content])) {
-        case .absent: return nil
-        case .millis(let ms): return ms
-        case .invalid: throw ReceiptError(.malformedAttribute, at: slot.start, "a date attribute is not a valid date")
-        }
-    }
-}
+// MARK: - The receipt payload: SET OF ReceiptAttribute (AttributeReader.swift reads one attribute)
 
 extension ReceiptParser {
     /// Decodes the payload's app-level attributes and every in-app purchase into `fields`.
@@ -96,7 +15,8 @@ extension ReceiptParser {
             fields = f
             attributeCount = count
         }
-        let r = BERReader(payload, limits: limits)
+        var r = BERReader(payload, limits: limits)
+        r.fastPaths = fastPaths
         let set = try r.element(at: 0, limit: payload.count)
         guard set.end == payload.count else {
             throw ReceiptError(.malformedDER, at: set.end, "there are bytes after the receipt payload")
