@@ -85,37 +85,3 @@ extension ReceiptParser {
         }
     }
 }
-
-/// UTF-8 validation for attribute strings (rejects overlongs, surrogates, values past U+10FFFF, and NUL).
-public enum UTF8Check {
-    public static func isValidText(_ s: UnsafeRawBufferPointer) -> Bool {
-        var i = 0
-        let n = s.count
-        while i < n {
-            let b = s[i]
-            if b < 0x80 {
-                if b == 0 { return false }
-                i += 1
-                continue
-            }
-            let len: Int
-            var cp: UInt32
-            switch b {
-            case 0xC2...0xDF: len = 2; cp = UInt32(b & 0x1F)
-            case 0xE0...0xEF: len = 3; cp = UInt32(b & 0x0F)
-            case 0xF0...0xF4: len = 4; cp = UInt32(b & 0x07)
-            default: return false
-            }
-            guard i + len <= n else { return false }
-            for k in 1..<len {
-                let c = s[i + k]
-                guard c & 0xC0 == 0x80 else { return false }
-                cp = (cp << 6) | UInt32(c & 0x3F)
-            }
-            if len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)) { return false }
-            if len == 4 && (cp < 0x10000 || cp > 0x10FFFF) { return false }
-            i += len
-        }
-        return true
-    }
-}
