@@ -188,7 +188,25 @@ extension BERReader {
 
     @inline(__always)
     func integerValue(_ slot: AttributeSlot, depth: Int) throws(ReceiptError) -> Int64? {
-        if slot.value.isEmpty { return nil }
+        let s = slot.value.lowerBound
+        let e = slot.value.upperBound
+        if s == e { return nil }
+        // Fast path: `02 n` and 1...8 contents octets filling the value, read as one big-endian word ending at
+        // `e` (inside the buffer) and sign-extended from its last n octets. `e >= 8` keeps the word's first octet
+        // in the buffer too; it always holds, as at least ten octets of attribute header precede any value.
+        if fastPaths && e &- s >= 3 && e >= 8 && byte(s) == BERTag.integer {
+            let n = Int(byte(s &+ 1))
+            if n >= 1 && n <= 8 && s &+ 2 &+ n == e {
+                let word = bytes.baseAddress.unsafelyUnwrapped.loadUnaligned(fromByteOffset: e &- 8, as: UInt64.self)
+                let unused = UInt64(truncatingIfNeeded: 64 &- 8 &* n)  // 0...56
+                return Int64(bitPattern: UInt64(bigEndian: word) &<< unused) &>> unused
+            }
+        }
+        return try integerValueSlow(slot, depth: depth)
+    }
+
+    @inline(never)
+    func integerValueSlow(_ slot: AttributeSlot, depth: Int) throws(ReceiptError) -> Int64? {
         let e = try inner(slot, depth: depth)
         guard e.identifier == BERTag.integer, let v = int64(e) else {
             throw ReceiptError(.malformedAttribute, at: slot.start, "an integer attribute does not fit 64 bits")

@@ -58,8 +58,9 @@ public struct BERReader {
     }
 
     @inline(__always) func byte(_ i: Int) -> UInt8 {
-        // Callers check `i < limit <= bytes.count` before every read.
-        bytes.load(fromByteOffset: i, as: UInt8.self)
+        // Callers check `i < limit <= bytes.count` before every read, so the buffer is not empty and its base
+        // address is not nil (no unwrap check needed).
+        bytes.baseAddress.unsafelyUnwrapped.load(fromByteOffset: i, as: UInt8.self)
     }
 
     /// Reads the element starting at `pos`, which must end at or before `limit`.

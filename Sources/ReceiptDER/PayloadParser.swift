@@ -44,13 +44,12 @@ extension ReceiptParser {
                     throw ReceiptError(
                         .limitExceeded, at: a.start, "the receipt has more in-app purchases than the limit")
                 }
-                var entry = InAppFields()
-                defer {
-                    // Stored even when the entry fails part-way, so the row shows what was decoded.
-                    if f.inAppCount < f.inApp.count { f.inApp[f.inAppCount] = entry } else { f.inApp.append(entry) }
-                    f.inAppCount += 1
-                }
-                try Self.parseInApp(r, a, &entry, &count, maxAttributes)
+                // Decoded in place in the reusable array (no copy of the entry), and counted before it is
+                // decoded, so that an entry failing part-way still shows what was decoded.
+                let k = f.inAppCount
+                if k < f.inApp.count { f.inApp[k] = InAppFields() } else { f.inApp.append(InAppFields()) }
+                f.inAppCount = k + 1
+                try Self.parseInApp(r, a, &f.inApp[k], &count, maxAttributes)
             default: break  // unknown attributes are kept in the payload, never an error
             }
         }
@@ -60,9 +59,11 @@ extension ReceiptParser {
         _ r: BERReader, _ a: AttributeSlot, _ e: inout InAppFields, _ count: inout Int, _ maxAttributes: Int
     ) throws(ReceiptError) {
         let set = try r.inner(a, depth: 2)
+        var n = count  // a local counter the loop can keep in a register
+        defer { count = n }
         try r.forEachAttribute(in: set, depth: 3) { (b) throws(ReceiptError) in
-            count += 1
-            guard count <= maxAttributes else {
+            n += 1
+            guard n <= maxAttributes else {
                 throw ReceiptError(.limitExceeded, at: b.start, "the receipt has more attributes than the limit")
             }
             switch b.type {
