@@ -73,9 +73,10 @@ public enum DateParser {
             return .invalid
         }
         guard p == n else { return .invalid }
+        // Years 0...9999: |days| < 2^22, so seconds stay below 2^39 and milliseconds below 2^49.
         let days = CivilTime.days(year: year, month: month, day: day)
-        let seconds = ((days * 24 + hour) * 60 + minute) * 60 + second - offsetMinutes * 60
-        return .millis(Int64(seconds) * 1000 + Int64(millis))
+        let seconds = ((days &* 24 &+ hour) &* 60 &+ minute) &* 60 &+ second &- offsetMinutes &* 60
+        return .millis(Int64(seconds) &* 1000 &+ Int64(millis))
     }
 
     /// Year, month, day, hour, minute and second of `YYYY-MM-DD?HH:MM:SS` (`?` is `T` or a space), from the
