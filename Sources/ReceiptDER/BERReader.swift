@@ -219,7 +219,25 @@ public struct BERReader {
     public func contentEquals(_ e: BERElement, _ oid: [UInt8]) -> Bool {
         let n = e.contentEnd - e.contentStart
         guard n == oid.count else { return false }
-        for i in 0..<n where byte(e.contentStart + i) != oid[i] { return false }  // range checked when `e` was read
+        guard n > 0 else { return true }
+        return oid.withUnsafeBytes { o in
+            // Both sides hold n octets: the contents range was checked when `e` was read.
+            let p = bytes.baseAddress.unsafelyUnwrapped + e.contentStart
+            if n >= 8 {
+                // Object identifiers are mostly 8 to 16 octets: the first and the last eight (they may overlap).
+                return p.loadUnaligned(as: UInt64.self) == o.loadUnaligned(as: UInt64.self)
+                    && p.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
+                        == o.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
+                    && (n <= 16 || memoryEqual(p, o.baseAddress.unsafelyUnwrapped, n))
+            }
+            return memoryEqual(p, o.baseAddress.unsafelyUnwrapped, n)
+        }
+    }
+
+    @inline(__always) func memoryEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
+        for i in 0..<n where a.load(fromByteOffset: i, as: UInt8.self) != b.load(fromByteOffset: i, as: UInt8.self) {
+            return false
+        }
         return true
     }
 
