@@ -65,34 +65,52 @@ extension BERReader {
                 return nil
             }
         }
-        let end = q + length  // q <= p + 4 and length < 2^16: no overflow
-        // Eight content octets at least, so the two INTEGER headers and contents below (q ..< q + 8) are in range.
-        guard end <= limit, q + 8 <= end, byte(q) == BERTag.integer else { return nil }
-        let typeCount = byte(q + 1)
+        let end = q &+ length  // q <= p + 4 and length < 2^16: no overflow
+        // Eight content octets at least, so the two INTEGER headers and contents (q ..< q + 8) are in range.
+        guard end <= limit, q &+ 8 <= end else { return nil }
         let type: Int
-        if typeCount == 1 {
-            let b = byte(q + 2)
-            guard b < 0x80 else { return nil }  // negative: the slow path rejects it
-            type = Int(b)
-        } else if typeCount == 2 {
-            let b = byte(q + 2)
-            guard b < 0x80 else { return nil }
-            type = Int(b) << 8 | Int(byte(q + 3))
-        } else {
-            return nil
-        }
-        let r = q + 2 + Int(typeCount)  // <= q + 4
-        guard byte(r) == BERTag.integer else { return nil }
-        let versionCount = byte(r + 1)
         let version: Int
-        if versionCount == 1 {
-            version = Int(Int8(bitPattern: byte(r + 2)))
-        } else if versionCount == 2 {
-            version = Int(Int16(bitPattern: UInt16(byte(r + 2)) << 8 | UInt16(byte(r + 3))))
+        let s: Int  // where the value OCTET STRING starts
+        // The two shapes receipts use, each matched as one word: `02 01 t 02 01 v 04 ..` (app-level types) and
+        // `02 02 t t 02 01 v 04` (in-app types 1701...). The type's first octet must be below 0x80 (negative
+        // types go to the slow path, which rejects them).
+        let base = bytes.baseAddress.unsafelyUnwrapped  // in range: q + 8 <= end <= limit <= bytes.count
+        let w = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: q, as: UInt64.self))
+        if w & 0x00FF_00FF_FF80_FFFF == 0x0004_0001_0200_0102 {
+            type = Int(truncatingIfNeeded: (w >> 16) & 0xFF)
+            version = Int(Int8(truncatingIfNeeded: w >> 40))
+            s = q &+ 6
+        } else if w & 0xFF00_FFFF_0080_FFFF == 0x0400_0102_0000_0202 {
+            type = Int(truncatingIfNeeded: (w >> 16) & 0xFF) << 8 | Int(truncatingIfNeeded: (w >> 24) & 0xFF)
+            version = Int(Int8(truncatingIfNeeded: w >> 48))
+            s = q &+ 7
         } else {
-            return nil
+            // Any other one- or two-octet type and version, octet by octet.
+            guard byte(q) == BERTag.integer else { return nil }
+            let typeCount = byte(q &+ 1)
+            if typeCount == 1 {
+                let b = byte(q &+ 2)
+                guard b < 0x80 else { return nil }
+                type = Int(b)
+            } else if typeCount == 2 {
+                let b = byte(q &+ 2)
+                guard b < 0x80 else { return nil }
+                type = Int(b) << 8 | Int(byte(q &+ 3))
+            } else {
+                return nil
+            }
+            let r = q &+ 2 &+ Int(typeCount)  // <= q + 4
+            guard byte(r) == BERTag.integer else { return nil }
+            let versionCount = byte(r &+ 1)
+            if versionCount == 1 {
+                version = Int(Int8(bitPattern: byte(r &+ 2)))
+            } else if versionCount == 2 {
+                version = Int(Int16(bitPattern: UInt16(byte(r &+ 2)) << 8 | UInt16(byte(r &+ 3))))
+            } else {
+                return nil
+            }
+            s = r &+ 2 &+ Int(versionCount)  // <= q + 8 <= end
         }
-        let s = r + 2 + Int(versionCount)  // <= q + 8 <= end
         guard s + 2 <= end, byte(s) == BERTag.octetString else { return nil }
         var valueStart = s + 2
         var valueLength = Int(byte(s + 1))
