@@ -198,10 +198,38 @@ extension BERReader {
         case BERTag.utf8String, BERTag.ia5String, BERTag.printableString: break
         default: throw ReceiptError(.malformedAttribute, at: slot.start, "a string attribute has another type")
         }
-        guard UTF8Check.isValidText(UnsafeRawBufferPointer(rebasing: bytes[e.content])) else {
+        guard isValidText(e.content) else {
             throw ReceiptError(.malformedAttribute, at: slot.start, "a string attribute is not valid UTF-8 text")
         }
         return e.content
+    }
+
+    /// `UTF8Check.isValidText` of `r`, with strings of up to 16 octets (most in receipts) checked inline as one
+    /// or two words when they are ASCII without NUL. The words end at `r.upperBound` and at most 8 octets
+    /// before it, inside the buffer: `upperBound >= 8` always holds, as at least ten octets of attribute header
+    /// precede any value. Octets before the string are replaced by 0x01, which passes.
+    @inline(__always)
+    func isValidText(_ r: Range<Int>) -> Bool {
+        let n = r.count
+        if n == 0 { return true }
+        let e = r.upperBound
+        if fastPaths && n <= 16 && e >= 8 {
+            let base = bytes.baseAddress.unsafelyUnwrapped
+            var last = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: e &- 8, as: UInt64.self))
+            if n < 8 {
+                let keep = ~UInt64(0) &<< (8 &* (8 &- n))  // the top n octets (little-endian: the last n), n in 1...7
+                last = (last & keep) | (0x0101_0101_0101_0101 & ~keep)
+            }
+            var ascii = UTF8Check.isASCIIWithoutNUL(last)
+            if n > 8 {
+                ascii =
+                    ascii
+                    && UTF8Check.isASCIIWithoutNUL(
+                        UInt64(littleEndian: base.loadUnaligned(fromByteOffset: r.lowerBound, as: UInt64.self)))
+            }
+            if ascii { return true }
+        }
+        return UTF8Check.isValidText(UnsafeRawBufferPointer(rebasing: bytes[r]))
     }
 
     @inline(__always)

@@ -174,6 +174,26 @@ import Testing
         }
     }
 
+    /// Every string length the inline word check distinguishes (0...8, 9...16, longer), with a NUL, a lone
+    /// continuation octet or a valid two-octet character at every position: decided alike, and as UTF-8 says.
+    @Test func stringsOfEveryLengthAndOddOctetDecideAlike() {
+        for n in 0...20 {
+            for position in -1..<n {
+                for odd: [UInt8] in [[0x00], [0x80], [0xC3, 0xA9]] {
+                    var text = Array(repeating: UInt8(0x61), count: n)
+                    if position >= 0 { text.replaceSubrange(position...position, with: odd) }
+                    var b = PayloadBuilder()
+                    b.raw(2, [0x0C, UInt8(text.count)] + text)
+                    let payload = b.encode()
+                    let fast = Self.outcome(payload[...], fast: true)
+                    #expect(fast == Self.outcome(payload[...], fast: false))
+                    let valid = position < 0 || odd == [0xC3, 0xA9]
+                    #expect(fast.hasPrefix(valid ? "ok\n" : "malformedAttribute "), "\(text)")
+                }
+            }
+        }
+    }
+
     /// Shapes the fast path hands to the slow one, decoded by hand: the slow path's answers are the contract.
     @Test func irregularAttributesKeepTheirMeaning() {
         // Bytes after the value inside the attribute SEQUENCE are not read (as before the fast path).
