@@ -112,6 +112,37 @@ import Testing
         }
     }
 
+    /// Whole receipts (container and payload) from the committed DER fuzz corpus and its regressions: the same
+    /// error (code, offset, reason) and the same materialized receipt either way, as the fuzz target checks.
+    @Test func fuzzCorpusDecodesAlike() throws {
+        var files: [URL] = []
+        for kind in ["corpus", "regressions"] {
+            let dir = Fixtures.packageRoot.appendingPathComponent("Fuzz/\(kind)/der")
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
+            files += names.filter { !$0.hasPrefix(".") && $0 != "README.md" }.map { dir.appendingPathComponent($0) }
+        }
+        #expect(files.count >= 50, "the committed DER corpus is missing")
+        let fast = ReceiptParser()
+        let slow = ReceiptParser()
+        slow.fastPaths = false
+        func decode(_ p: ReceiptParser, _ buf: UnsafeRawBufferPointer) -> String {
+            var text = "parsed"
+            do throws(ReceiptError) { try p.parse(buf) } catch { text = "\(error.code) \(error)" }
+            return text + "\n\(p.materialize(buf))"
+        }
+        var parsed = 0
+        for url in files {
+            let bytes = try Fixtures.bytes(url)
+            let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
+            defer { buf.deallocate() }
+            buf.copyBytes(from: bytes)
+            let a = decode(fast, UnsafeRawBufferPointer(buf))
+            #expect(a == decode(slow, UnsafeRawBufferPointer(buf)), "\(url.lastPathComponent)")
+            if a.hasPrefix("parsed") { parsed += 1 }
+        }
+        #expect(parsed > 0)
+    }
+
     /// Octets that change how a TLV is read: tags, length forms, sign bits, NUL, non-ASCII, digits, separators.
     static let interesting: [UInt8] = [
         0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x0C, 0x13, 0x16, 0x1F, 0x24, 0x2C, 0x30, 0x31, 0x3A, 0x2D, 0x5A, 0x7F,
