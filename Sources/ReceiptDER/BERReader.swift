@@ -48,6 +48,9 @@ public enum BERTag {
 public struct BERReader {
     public let bytes: UnsafeRawBufferPointer
     public let limits: DERLimits
+    /// Whether the payload walk may take its fast paths (AttributeReader.swift); tests turn them off to compare
+    /// the fast and the element-by-element decoding of the same bytes.
+    var fastPaths = true
 
     public init(_ bytes: UnsafeRawBufferPointer, limits: DERLimits = DERLimits()) {
         self.bytes = bytes
@@ -55,8 +58,9 @@ public struct BERReader {
     }
 
     @inline(__always) func byte(_ i: Int) -> UInt8 {
-        // Callers check `i < limit <= bytes.count` before every read.
-        bytes.load(fromByteOffset: i, as: UInt8.self)
+        // Callers check `i < limit <= bytes.count` before every read, so the buffer is not empty and its base
+        // address is not nil (no unwrap check needed).
+        bytes.baseAddress.unsafelyUnwrapped.load(fromByteOffset: i, as: UInt8.self)
     }
 
     /// Reads the element starting at `pos`, which must end at or before `limit`.
@@ -215,7 +219,25 @@ public struct BERReader {
     public func contentEquals(_ e: BERElement, _ oid: [UInt8]) -> Bool {
         let n = e.contentEnd - e.contentStart
         guard n == oid.count else { return false }
-        for i in 0..<n where byte(e.contentStart + i) != oid[i] { return false }  // range checked when `e` was read
+        guard n > 0 else { return true }
+        return oid.withUnsafeBytes { o in
+            // Both sides hold n octets: the contents range was checked when `e` was read.
+            let p = bytes.baseAddress.unsafelyUnwrapped + e.contentStart
+            if n >= 8 {
+                // Object identifiers are mostly 8 to 16 octets: the first and the last eight (they may overlap).
+                return p.loadUnaligned(as: UInt64.self) == o.loadUnaligned(as: UInt64.self)
+                    && p.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
+                        == o.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
+                    && (n <= 16 || memoryEqual(p, o.baseAddress.unsafelyUnwrapped, n))
+            }
+            return memoryEqual(p, o.baseAddress.unsafelyUnwrapped, n)
+        }
+    }
+
+    @inline(__always) func memoryEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
+        for i in 0..<n where a.load(fromByteOffset: i, as: UInt8.self) != b.load(fromByteOffset: i, as: UInt8.self) {
+            return false
+        }
         return true
     }
 

@@ -43,7 +43,8 @@ extension ReceiptParser {
                 out.inApp.append(p)
             }
             // Raw attributes, in payload order. A walk that fails part-way keeps what it read.
-            let r = BERReader(payload, limits: limits)
+            var r = BERReader(payload, limits: limits)
+            r.fastPaths = fastPaths
             guard let set = try? r.element(at: 0, limit: payload.count) else { return out }
             var inAppIndex = 0
             _ = try? r.forEachAttribute(in: set, depth: 0) { (a) throws(ReceiptError) in

@@ -1,87 +1,6 @@
 import ReceiptModel
 
-// MARK: - The receipt payload: SET OF ReceiptAttribute { type INTEGER, version INTEGER, value OCTET STRING }
-
-/// One attribute located in the payload.
-public struct AttributeSlot: Sendable {
-    public var type: Int
-    public var version: Int
-    /// Contents of the value OCTET STRING.
-    public var value: Range<Int>
-    public var start: Int
-}
-
-extension BERReader {
-    /// Calls `body` for each ReceiptAttribute of a SET, in payload order.
-    @inline(__always)
-    func forEachAttribute(
-        in set: BERElement, depth: Int, _ body: (AttributeSlot) throws(ReceiptError) -> Void
-    ) throws(ReceiptError) {
-        guard set.identifier == BERTag.set else {
-            throw ReceiptError(.malformedDER, at: set.start, "the receipt payload is not a SET of attributes")
-        }
-        try forEachChild(of: set, depth: depth) { (attr) throws(ReceiptError) in
-            guard attr.identifier == BERTag.sequence else {
-                throw ReceiptError(.malformedDER, at: attr.start, "a receipt attribute is not a SEQUENCE")
-            }
-            let type = try firstChild(of: attr, depth: depth + 1)
-            guard type.identifier == BERTag.integer, let t = int64(type), t >= 0, t <= Int64(Int32.max),
-                let version = try next(after: type, in: attr, depth: depth + 1),
-                version.identifier == BERTag.integer, let v = int64(version),
-                let value = try next(after: version, in: attr, depth: depth + 1),
-                value.identifier == BERTag.octetString
-            else { throw ReceiptError(.malformedDER, at: attr.start, "a receipt attribute is malformed") }
-            try body(
-                AttributeSlot(
-                    type: Int(t), version: Int(truncatingIfNeeded: v), value: value.content, start: attr.start))
-        }
-    }
-
-    /// The single element inside an attribute value, which must fill it exactly.
-    func inner(_ slot: AttributeSlot, depth: Int) throws(ReceiptError) -> BERElement {
-        let e = try element(at: slot.value.lowerBound, limit: slot.value.upperBound, depth: depth)
-        guard e.end == slot.value.upperBound else {
-            throw ReceiptError(.malformedAttribute, at: slot.start, "an attribute value has trailing bytes")
-        }
-        return e
-    }
-
-    /// A string attribute: UTF8String, IA5String or PrintableString holding valid UTF-8 without NUL.
-    func stringValue(_ slot: AttributeSlot, depth: Int) throws(ReceiptError) -> Range<Int>? {
-        if slot.value.isEmpty { return nil }
-        let e = try inner(slot, depth: depth)
-        switch e.identifier {
-        case BERTag.utf8String, BERTag.ia5String, BERTag.printableString: break
-        default: throw ReceiptError(.malformedAttribute, at: slot.start, "a string attribute has another type")
-        }
-        guard UTF8Check.isValidText(UnsafeRawBufferPointer(rebasing: bytes[e.content])) else {
-            throw ReceiptError(.malformedAttribute, at: slot.start, "a string attribute is not valid UTF-8 text")
-        }
-        return e.content
-    }
-
-    func integerValue(_ slot: AttributeSlot, depth: Int) throws(ReceiptError) -> Int64? {
-        if slot.value.isEmpty { return nil }
-        let e = try inner(slot, depth: depth)
-        guard e.identifier == BERTag.integer, let v = int64(e) else {
-            throw ReceiptError(.malformedAttribute, at: slot.start, "an integer attribute does not fit 64 bits")
-        }
-        return v
-    }
-
-    func dateValue(_ slot: AttributeSlot, depth: Int) throws(ReceiptError) -> Int64? {
-        if slot.value.isEmpty { return nil }
-        let e = try inner(slot, depth: depth)
-        guard e.identifier == BERTag.ia5String || e.identifier == BERTag.utf8String else {
-            throw ReceiptError(.malformedAttribute, at: slot.start, "a date attribute is not a string")
-        }
-        switch DateParser.parse(UnsafeRawBufferPointer(rebasing: bytes[e.content])) {
-        case .absent: return nil
-        case .millis(let ms): return ms
-        case .invalid: throw ReceiptError(.malformedAttribute, at: slot.start, "a date attribute is not a valid date")
-        }
-    }
-}
+// MARK: - The receipt payload: SET OF ReceiptAttribute (AttributeReader.swift reads one attribute)
 
 extension ReceiptParser {
     /// Decodes the payload's app-level attributes and every in-app purchase into `fields`.
@@ -96,7 +15,8 @@ extension ReceiptParser {
             fields = f
             attributeCount = count
         }
-        let r = BERReader(payload, limits: limits)
+        var r = BERReader(payload, limits: limits)
+        r.fastPaths = fastPaths
         let set = try r.element(at: 0, limit: payload.count)
         guard set.end == payload.count else {
             throw ReceiptError(.malformedDER, at: set.end, "there are bytes after the receipt payload")
@@ -124,13 +44,12 @@ extension ReceiptParser {
                     throw ReceiptError(
                         .limitExceeded, at: a.start, "the receipt has more in-app purchases than the limit")
                 }
-                var entry = InAppFields()
-                defer {
-                    // Stored even when the entry fails part-way, so the row shows what was decoded.
-                    if f.inAppCount < f.inApp.count { f.inApp[f.inAppCount] = entry } else { f.inApp.append(entry) }
-                    f.inAppCount += 1
-                }
-                try Self.parseInApp(r, a, &entry, &count, maxAttributes)
+                // Decoded in place in the reusable array (no copy of the entry), and counted before it is
+                // decoded, so that an entry failing part-way still shows what was decoded.
+                let k = f.inAppCount
+                if k < f.inApp.count { f.inApp[k] = InAppFields() } else { f.inApp.append(InAppFields()) }
+                f.inAppCount = k + 1
+                try Self.parseInApp(r, a, &f.inApp[k], &count, maxAttributes)
             default: break  // unknown attributes are kept in the payload, never an error
             }
         }
@@ -140,9 +59,11 @@ extension ReceiptParser {
         _ r: BERReader, _ a: AttributeSlot, _ e: inout InAppFields, _ count: inout Int, _ maxAttributes: Int
     ) throws(ReceiptError) {
         let set = try r.inner(a, depth: 2)
+        var n = count  // a local counter the loop can keep in a register
+        defer { count = n }
         try r.forEachAttribute(in: set, depth: 3) { (b) throws(ReceiptError) in
-            count += 1
-            guard count <= maxAttributes else {
+            n += 1
+            guard n <= maxAttributes else {
                 throw ReceiptError(.limitExceeded, at: b.start, "the receipt has more attributes than the limit")
             }
             switch b.type {
@@ -163,39 +84,5 @@ extension ReceiptParser {
             default: break
             }
         }
-    }
-}
-
-/// UTF-8 validation for attribute strings (rejects overlongs, surrogates, values past U+10FFFF, and NUL).
-public enum UTF8Check {
-    public static func isValidText(_ s: UnsafeRawBufferPointer) -> Bool {
-        var i = 0
-        let n = s.count
-        while i < n {
-            let b = s[i]
-            if b < 0x80 {
-                if b == 0 { return false }
-                i += 1
-                continue
-            }
-            let len: Int
-            var cp: UInt32
-            switch b {
-            case 0xC2...0xDF: len = 2; cp = UInt32(b & 0x1F)
-            case 0xE0...0xEF: len = 3; cp = UInt32(b & 0x0F)
-            case 0xF0...0xF4: len = 4; cp = UInt32(b & 0x07)
-            default: return false
-            }
-            guard i + len <= n else { return false }
-            for k in 1..<len {
-                let c = s[i + k]
-                guard c & 0xC0 == 0x80 else { return false }
-                cp = (cp << 6) | UInt32(c & 0x3F)
-            }
-            if len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)) { return false }
-            if len == 4 && (cp < 0x10000 || cp > 0x10FFFF) { return false }
-            i += len
-        }
-        return true
     }
 }

@@ -17,6 +17,8 @@ public final class ReceiptParser {
     var scratch: UnsafeMutableRawBufferPointer
     var scratchCount = 0
     var attributeCount = 0
+    /// See `BERReader.fastPaths`.
+    var fastPaths = true
 
     public init(limits: DERLimits = DERLimits()) {
         self.limits = limits

@@ -68,8 +68,20 @@ public enum CivilTime {
     }
 
     /// Days since 1970-01-01 of a civil date, for the parser's small year range (0...9999).
-    @inlinable public static func days(year: Int, month: Int, day: Int) -> Int {
-        Int(daysFromCivil(year: Int64(year), month: month, day: day))
+    @inlinable @inline(__always) public static func days(year: Int, month: Int, day: Int) -> Int {
+        guard year >= 0 && year <= 9999 && month >= 1 && month <= 12 && day >= 1 && day <= 31 else {
+            return Int(daysFromCivil(year: Int64(year), month: month, day: day))
+        }
+        // `daysFromCivil` with the year moved up one 400-year era (146,097 days), so that every quotient is of a
+        // non-negative number and needs no rounding fix: the parser converts every date it reads.
+        // Wrapping operators: every value below is bounded by the guard (noted on the right), far from overflow.
+        let y = UInt(truncatingIfNeeded: year &+ 400 &- (month <= 2 ? 1 : 0))  // 399...10399
+        let era = y / 400  // 0...25
+        let yoe = y &- era &* 400  // 0...399
+        let m = UInt(truncatingIfNeeded: month > 2 ? month &- 3 : month &+ 9)  // March-based, 0...11
+        let doy = (153 &* m &+ 2) / 5 &+ UInt(truncatingIfNeeded: day) &- 1  // 0...395
+        let doe = yoe &* 365 &+ yoe / 4 &- yoe / 100 &+ doy  // 0...146,126
+        return (Int(truncatingIfNeeded: era) &- 1) &* 146_097 &+ Int(truncatingIfNeeded: doe) &- 719_468
     }
 
     @inlinable public static func isLeap(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }

@@ -27,6 +27,22 @@ import Testing
         #expect(CivilTime.weekday(days: 0) == 4)  // 1970-01-01 was a Thursday
     }
 
+    @Test func daysAgreesWithDaysFromCivil() {
+        // Every year the parser reads and some on either side (the general path), every month, and days at and
+        // past the ends of months.
+        for year in -401...10_400 {
+            for month in 1...12 {
+                for day in [-1, 0, 1, 2, 15, 28, 29, 30, 31, 32] {
+                    let expected = Int(CivilTime.daysFromCivil(year: Int64(year), month: month, day: day))
+                    if CivilTime.days(year: year, month: month, day: day) != expected {
+                        Issue.record("\(year)-\(month)-\(day)")
+                        return
+                    }
+                }
+            }
+        }
+    }
+
     @Test func gmtFormDropsMilliseconds() {
         var out: [UInt8] = []
         CivilTime.appendGMT(epochMillis: 1_606_708_938_999, into: &out)
