@@ -16,40 +16,58 @@ public enum CSVEncoder {
 
     /// Appends rows `rows` of `table`, one line each.
     public static func appendRows(_ table: ColumnTable, rows: Range<Int>, into out: inout [UInt8]) {
-        // Column data is reached through nested subscripts of the borrowed table rather than bound to locals,
-        // which would retain and release every column's buffers for every field.
-        let columns = table.schema.columns
+        precondition(rows.upperBound <= table.rowCount && table.isConsistent, "rows beyond the table")
+        // One view per column, taken once (on the stack): each view holds its column's pointers.
+        withViews(table.strings.count, { table.strings[$0] }) { strings in
+            withViews(table.int64s.count, { table.int64s[$0] }) { int64s in
+                withViews(table.int32s.count, { table.int32s[$0] }) { int32s in
+                    withViews(table.bools.count, { table.bools[$0] }) { bools in
+                        appendRows(table.schema, rows, strings, int64s, int32s, bools, into: &out)
+                    }
+                }
+            }
+        }
+    }
+
+    private static func withViews<V>(_ n: Int, _ view: (Int) -> V, _ body: (UnsafeBufferPointer<V>) -> Void) {
+        withUnsafeTemporaryAllocation(of: V.self, capacity: n) { buffer in
+            // Slots 0..<n are within the n-element allocation; each is initialized once and deinitialized below.
+            for i in 0..<n { (buffer.baseAddress! + i).initialize(to: view(i)) }
+            body(UnsafeBufferPointer(buffer))
+            buffer.baseAddress?.deinitialize(count: n)
+        }
+    }
+
+    private static func appendRows(
+        _ schema: TableSchema, _ rows: Range<Int>, _ strings: UnsafeBufferPointer<StringColumn>,
+        _ int64s: UnsafeBufferPointer<PrimitiveColumn<Int64>>, _ int32s: UnsafeBufferPointer<PrimitiveColumn<Int32>>,
+        _ bools: UnsafeBufferPointer<PrimitiveColumn<Bool>>, into out: inout [UInt8]
+    ) {
+        let columns = schema.columns
         for r in rows {
             for i in 0..<columns.count {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 let slot = columns[i].slot
                 switch columns[i].kind {
                 case .string:
-                    guard table.strings[slot].valid[r] else { continue }
-                    let start = Int(table.strings[slot].offsets[r])
-                    let end = Int(table.strings[slot].offsets[r + 1])
-                    if start == end {
+                    // r < rowCount == every column's count (checked on entry); slot < the view count (schema).
+                    guard strings[slot].valid[r] else { continue }
+                    if strings[slot].offsets[r] == strings[slot].offsets[r + 1] {
                         out.append(UInt8(ascii: "\""))
                         out.append(UInt8(ascii: "\""))
                     } else {
-                        table.strings[slot].bytes.withUnsafeBytes {
-                            appendField(UnsafeRawBufferPointer(rebasing: $0[start..<end]), into: &out)
-                        }
+                        strings[slot].withBytes(r) { appendField($0, into: &out) }
                     }
                 case .int64:
-                    if table.int64s[slot].valid[r] { DecimalText.append(table.int64s[slot].values[r], into: &out) }
+                    if int64s[slot].valid[r] { DecimalText.append(int64s[slot].values[r], into: &out) }
                 case .timestampMillis:
-                    if table.int64s[slot].valid[r] {
-                        CivilTime.appendISO8601(epochMillis: table.int64s[slot].values[r], into: &out)
+                    if int64s[slot].valid[r] {
+                        CivilTime.appendISO8601(epochMillis: int64s[slot].values[r], into: &out)
                     }
                 case .int32:
-                    if table.int32s[slot].valid[r] {
-                        DecimalText.append(Int64(table.int32s[slot].values[r]), into: &out)
-                    }
+                    if int32s[slot].valid[r] { DecimalText.append(Int64(int32s[slot].values[r]), into: &out) }
                 case .bool:
-                    if table.bools[slot].valid[r] {
-                        out.append(contentsOf: table.bools[slot].values[r] ? trueBytes : falseBytes)
-                    }
+                    if bools[slot].valid[r] { out.append(contentsOf: bools[slot].values[r] ? trueBytes : falseBytes) }
                 }
             }
             out.append(0x0A)

@@ -96,9 +96,12 @@ final class ParquetColumnWriter {
     }
 
     private func appendStrings(_ col: StringColumn, _ rows: Range<Int>, _ h: inout Hot, _ zstd: ZstdCompressor) {
-        col.bytes.withUnsafeBytes { bytes in
-            col.offsets.withUnsafeBufferPointer { offs in
-                col.valid.withUnsafeBufferPointer { valid in
+        withExtendedLifetime(col) {
+            let bytes = col.bytes
+            let offs = col.offsets
+            let valid = col.valid
+            do {
+                do {
                     for r in rows {
                         // The table keeps offsets.count == rowCount + 1 and valid.count == rowCount; rows is within.
                         let present = valid[r]
@@ -111,7 +114,7 @@ final class ParquetColumnWriter {
                                 continue
                             }
                         }
-                        let v = UnsafeRawBufferPointer(rebasing: bytes[Int(offs[r])..<Int(offs[r + 1])])
+                        let v = UnsafeRawBufferPointer(rebasing: bytes[offs[r]..<offs[r + 1]])
                         if h.dictionaryMode {
                             let (i, isNew) = h.dictionary.index(of: v)
                             h.indices.append(i)
@@ -133,8 +136,10 @@ final class ParquetColumnWriter {
     private func appendInts<T: FixedWidthInteger & BinaryIntegerOrBool & Sendable>(
         _ col: PrimitiveColumn<T>, _ rows: Range<Int>, _ h: inout Hot, _ zstd: ZstdCompressor
     ) {
-        col.values.withUnsafeBufferPointer { vals in
-            col.valid.withUnsafeBufferPointer { valid in
+        withExtendedLifetime(col) {
+            let vals = col.values
+            let valid = col.valid
+            do {
                 for r in rows {
                     let present = valid[r]  // valid.count == values.count == rowCount
                     assert(present || optional, "null in REQUIRED column \(spec.name)")
@@ -156,8 +161,10 @@ final class ParquetColumnWriter {
     }
 
     private func appendBools(_ col: PrimitiveColumn<Bool>, _ rows: Range<Int>, _ h: inout Hot, _ zstd: ZstdCompressor) {
-        col.values.withUnsafeBufferPointer { vals in
-            col.valid.withUnsafeBufferPointer { valid in
+        withExtendedLifetime(col) {
+            let vals = col.values
+            let valid = col.valid
+            do {
                 for r in rows {
                     let present = valid[r]  // valid.count == values.count == rowCount
                     assert(present || optional, "null in REQUIRED column \(spec.name)")
