@@ -4,9 +4,9 @@ import Testing
 
 @Suite struct RLEHybridTests {
     func encode(_ v: [UInt32], width: Int) -> [UInt8] {
-        var out: [UInt8] = []
+        var out = ByteBuffer()
         v.withUnsafeBufferPointer { RLEHybrid.encode($0, bitWidth: width, into: &out) }
-        return out
+        return Array(out.bytes)
     }
 
     @Test func longRunsBecomeRLERuns() {
