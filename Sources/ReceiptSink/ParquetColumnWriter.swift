@@ -45,7 +45,7 @@ final class ParquetColumnWriter {
     // Current chunk.
     var dictionary = ByteArrayDictionary()
     var stats = ColumnStatistics()
-    private var chunk = ByteBuffer()
+    private var chunk = SegmentedBuffer()
     private var dataUncompressed = 0
     private var dataCompressed = 0
     private var plainPages = false
@@ -190,7 +190,7 @@ final class ParquetColumnWriter {
             compressed += header.bytes.count + n
         }
         let dataOffset = file.offset
-        try file.write(chunk.bytes)
+        try chunk.forEachSegment { (p) throws(SinkError) in try file.write(p) }
 
         var encodings: [Int32] = []
         if plainPages || dictionaryPages { encodings.append(Parquet.Encoding.plain.rawValue) }

@@ -75,6 +75,29 @@ enum RLEHybrid {
     static func appendPacked<T: FixedWidthInteger & UnsignedInteger>(
         _ values: UnsafeBufferPointer<T>, from: Int, to: Int, groups: Int, bitWidth: Int, into out: inout ByteBuffer
     ) {
+        if T.self == UInt8.self && bitWidth == 1, let base = values.baseAddress {
+            // Definition levels (bytes 0 or 1): a whole group is one word, and one multiply gathers bit 0 of each
+            // byte into the top byte, byte k to bit k (the partial products never overlap, so nothing carries).
+            let raw = UnsafeRawPointer(base)
+            var k = from
+            while k + 8 <= to {
+                let x = raw.loadUnaligned(fromByteOffset: k, as: UInt64.self)  // k + 8 <= to <= count
+                out.store(UInt8(truncatingIfNeeded: (x &* 0x0102_0408_1020_4080) >> 56))
+                k += 8
+            }
+            if k < to {
+                var bits: UInt8 = 0
+                for j in k..<to { bits |= UInt8(truncatingIfNeeded: values[j]) << UInt8(j - k) }  // j < to <= count
+                out.store(bits)
+                k += 8
+            }
+            // Groups past the values (padding) are zero bytes.
+            while k < from + groups * 8 {
+                out.store(0)
+                k += 8
+            }
+            return
+        }
         var acc: UInt64 = 0
         var bits = 0
         for k in 0..<(groups * 8) {

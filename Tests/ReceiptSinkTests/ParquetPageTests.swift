@@ -1,3 +1,4 @@
+import Foundation
 import ReceiptModel
 import Testing
 
@@ -72,8 +73,10 @@ import Testing
         options.maxRowsPerPage = o.maxRows
         options.dictionaryMaxBytes = o.dictionaryBytes
         options.dictionaryColumns = kind == .dictionaryString ? ["v"] : []
-        let dir = "/tmp/receiptflow-sinktests-\(getpidValue())-pages"
+        // One folder per case: the parameterized cases run in parallel.
+        let dir = "/tmp/receiptflow-sinktests-\(getpidValue())-pages-\(kind)-\(nullable)-\(o.pageBytes)-\(o.maxRows)"
         try makeDirectory(dir)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let writer = try ParquetFileWriter(
             schema: schema, directory: dir, fileName: "t.parquet", metadata: RunMetadata(), options: options,
             zstd: try ZstdCompressor(level: 1))
