@@ -97,8 +97,9 @@ public struct ColumnTable: Sendable {
     }
 }
 
-/// Appends the values of one row (see `ColumnTable.appendRow`). Valid only inside the closure it is given to.
-public struct ColumnRowWriter {
+/// Appends the values of one row (see `ColumnTable.appendRow`). It points into the table's storage without
+/// owning it, so it is not copyable: it cannot leave the closure it is lent to.
+public struct ColumnRowWriter: ~Copyable {
     @usableFromInline unowned(unsafe) let storage: ColumnStorage
 
     @usableFromInline init(_ storage: ColumnStorage) { self.storage = storage }
@@ -159,8 +160,9 @@ public struct ColumnRowWriter {
     }
 }
 
-/// Appends the parts of one string value (see `ColumnRowWriter.string(_:parts:)`).
-public struct StringValueBuilder {
+/// Appends the parts of one string value (see `ColumnRowWriter.string(_:parts:)`); not copyable, like the
+/// writer it comes from.
+public struct StringValueBuilder: ~Copyable {
     @usableFromInline let column: UnsafeMutablePointer<StringColumnBuffer>
 
     @usableFromInline init(_ column: UnsafeMutablePointer<StringColumnBuffer>) { self.column = column }
