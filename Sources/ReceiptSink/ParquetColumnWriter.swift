@@ -53,7 +53,6 @@ final class ParquetColumnWriter {
     private var chunkRows = 0
 
     // Scratch, reused.
-    private var body = ByteBuffer()
     private var header = ThriftCompactWriter()
     /// An error raised while closing a page inside a row loop, rethrown by the caller.
     private var pending: SinkError? = nil
@@ -100,29 +99,30 @@ final class ParquetColumnWriter {
     func finishPage(_ zstd: ZstdCompressor) {
         guard pageRows > 0 else { return }
         let isDictionaryPage = dictionaryMode
-        body.removeAll()
+        // The page body is assembled in the sink's shared scratch buffer (one per sink, not one per column).
+        zstd.page.removeAll()
         if optional {
             // Data page v1: definition levels carry a u32 LE byte length.
-            body.appendLittleEndian(UInt32(0))
+            zstd.page.appendLittleEndian(UInt32(0))
             let levelBytes = levels.bytes.bindMemory(to: UInt8.self)  // levels holds only UInt8 values
-            RLEHybrid.encode(levelBytes, bitWidth: 1, into: &body)
-            body.patchUInt32(UInt32(body.count - 4), at: 0)
+            RLEHybrid.encode(levelBytes, bitWidth: 1, into: &zstd.page)
+            zstd.page.patchUInt32(UInt32(zstd.page.count - 4), at: 0)
         }
         if isDictionaryPage {
             let width = RLEHybrid.bitWidth(forMax: UInt32(max(dictionary.count, 1) - 1))
-            body.append(UInt8(width))
+            zstd.page.append(UInt8(width))
             // indices holds only UInt32 values, at offsets that are multiples of 4 from a 16-aligned base.
             let indexValues = UnsafeBufferPointer(
                 start: indices.base.bindMemory(to: UInt32.self, capacity: indexCount), count: indexCount)
-            RLEHybrid.encode(indexValues, bitWidth: width, into: &body)
+            RLEHybrid.encode(indexValues, bitWidth: width, into: &zstd.page)
             dictionaryPages = true
         } else {
             // A REQUIRED column's PLAIN page is its values alone: compressed from `values`, without a copy.
-            if optional { body.append(values.bytes) }
+            if optional { zstd.page.append(values.bytes) }
             plainPages = true
         }
         do throws(SinkError) {
-            let page = optional || isDictionaryPage ? body.bytes : values.bytes
+            let page = optional || isDictionaryPage ? zstd.page.bytes : values.bytes
             let n = try zstd.compress(page)
             Self.dataPageHeader(
                 &header, uncompressed: page.count, compressed: n, numValues: pageRows,

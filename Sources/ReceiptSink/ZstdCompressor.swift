@@ -6,6 +6,9 @@ final class ZstdCompressor {
     let level: Int32
     /// Output of the last `compress` call; capacity kept between calls.
     private var output = ByteBuffer()
+    /// Scratch for assembling a page body before it is compressed, shared by the sink's column writers (they
+    /// run on one thread, one page at a time).
+    var page = ByteBuffer()
 
     init(level: Int32 = 3) throws(SinkError) {
         guard let c = ZSTD_createCCtx() else {
