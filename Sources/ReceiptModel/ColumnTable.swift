@@ -1,255 +1,262 @@
-/// The physical kind of a table column. Timestamps are epoch milliseconds, UTC.
-public enum ColumnKind: Sendable, Equatable {
-    case string
-    case int64
-    case int32
-    case bool
-    case timestampMillis
-}
-
-/// One column of a table schema: its contract name, kind, nullability and where its values live in a
-/// `ColumnTable` (`slot` indexes the typed array for its kind: `strings`, `int64s` (timestamps too), `int32s`, `bools`).
-public struct ColumnSpec: Sendable, Equatable {
-    public let name: String
-    public let kind: ColumnKind
-    public let nullable: Bool
-    public let slot: Int
-}
-
-/// The ordered columns of one output table (contract.md, "Output files").
-public struct TableSchema: Sendable, Equatable {
-    public let name: String
-    public let columns: [ColumnSpec]
-
-    /// Builds a schema from (name, kind, nullable) triples, assigning slots per kind in order.
-    public init(name: String, _ defs: [(String, ColumnKind, Bool)]) {
-        self.name = name
-        var counts = [0, 0, 0, 0]
-        var cols: [ColumnSpec] = []
-        for (n, k, nullable) in defs {
-            let bucket = TableSchema.bucket(k)
-            cols.append(ColumnSpec(name: n, kind: k, nullable: nullable, slot: counts[bucket]))
-            counts[bucket] += 1
-        }
-        self.columns = cols
-    }
-
-    static func bucket(_ k: ColumnKind) -> Int {
-        switch k {
-        case .string: return 0
-        case .int64, .timestampMillis: return 1
-        case .int32: return 2
-        case .bool: return 3
-        }
-    }
-
-    var kindCounts: [Int] {
-        var c = [0, 0, 0, 0]
-        for col in columns { c[TableSchema.bucket(col.kind)] += 1 }
-        return c
-    }
-
-    public func column(named n: String) -> ColumnSpec? { columns.first { $0.name == n } }
-
-    /// `receipts`: exactly one row per input record.
-    public static let receipts = TableSchema(
-        name: "receipts",
-        [
-            ("source", .string, false),
-            ("line", .int64, false),
-            ("record_id", .string, true),
-            ("status", .int32, false),
-            ("error_code", .string, true),
-            ("error_detail", .string, true),
-            ("verified", .bool, false),
-            ("receipt_type", .string, true),
-            ("bundle_id", .string, true),
-            ("application_version", .string, true),
-            ("original_application_version", .string, true),
-            ("app_item_id", .int64, true),
-            ("download_id", .int64, true),
-            ("version_external_identifier", .int64, true),
-            ("receipt_creation_date", .timestampMillis, true),
-            ("original_purchase_date", .timestampMillis, true),
-            ("expiration_date", .timestampMillis, true),
-            ("in_app_count", .int32, true),
-            ("digest_algorithm", .string, true),
-            ("signer_sha256", .string, true),
-            ("receipt_sha256", .string, true),
-        ])
-
-    /// `transactions`: one row per in-app purchase of every receipt with status 0.
-    public static let transactions = TableSchema(
-        name: "transactions",
-        [
-            ("source", .string, false),
-            ("line", .int64, false),
-            ("record_id", .string, true),
-            ("bundle_id", .string, false),
-            ("receipt_type", .string, false),
-            ("quantity", .int32, true),
-            ("product_id", .string, false),
-            ("transaction_id", .string, false),
-            ("original_transaction_id", .string, true),
-            ("purchase_date", .timestampMillis, true),
-            ("original_purchase_date", .timestampMillis, true),
-            ("expires_date", .timestampMillis, true),
-            ("cancellation_date", .timestampMillis, true),
-            ("web_order_line_item_id", .int64, true),
-            ("is_trial_period", .bool, true),
-            ("is_in_intro_offer_period", .bool, true),
-            ("promotional_offer_id", .string, true),
-            ("product_type", .int32, true),
-            ("cancellation_reason", .int32, true),
-        ])
-}
-
-/// A nullable fixed-width column. Null rows hold a zero value so that `values.count == rowCount` always.
-public struct PrimitiveColumn<T: Sendable & BinaryIntegerOrBool>: Sendable {
-    public var values: [T] = []
-    public var valid: [Bool] = []
-    public init() {}
-
-    @inlinable public mutating func append(_ v: T?) {
-        if let v {
-            values.append(v)
-            valid.append(true)
-        } else {
-            values.append(T.zeroValue)
-            valid.append(false)
-        }
-    }
-
-    @inlinable public mutating func removeAll() {
-        values.removeAll(keepingCapacity: true)
-        valid.removeAll(keepingCapacity: true)
-    }
-
-    @inlinable public subscript(row: Int) -> T? { valid[row] ? values[row] : nil }
-}
-
 /// The value types a `PrimitiveColumn` can hold.
-public protocol BinaryIntegerOrBool { static var zeroValue: Self { get } }
+public protocol BinaryIntegerOrBool: Sendable, BitwiseCopyable { static var zeroValue: Self { get } }
 extension Int64: BinaryIntegerOrBool { public static var zeroValue: Int64 { 0 } }
 extension Int32: BinaryIntegerOrBool { public static var zeroValue: Int32 { 0 } }
 extension Bool: BinaryIntegerOrBool { public static var zeroValue: Bool { false } }
 
-/// A nullable UTF-8 string column: all values back to back in `bytes`, row `i` at `offsets[i]..<offsets[i+1]`.
-public struct StringColumn: Sendable {
-    public var bytes: [UInt8] = []
-    public var offsets: [Int32] = [0]
-    public var valid: [Bool] = []
-    public init() {}
-
-    public var count: Int { valid.count }
-
-    @inlinable public mutating func append(_ v: UnsafeRawBufferPointer) {
-        bytes.append(contentsOf: v)
-        offsets.append(Int32(truncatingIfNeeded: bytes.count))
-        valid.append(true)
-    }
-
-    public mutating func append(_ s: String?) {
-        guard var s else { return appendNull() }
-        s.withUTF8 { bytes.append(contentsOf: $0) }
-        offsets.append(Int32(truncatingIfNeeded: bytes.count))
-        valid.append(true)
-    }
-
-    public mutating func append(_ s: StaticString) {
-        s.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        offsets.append(Int32(truncatingIfNeeded: bytes.count))
-        valid.append(true)
-    }
-
-    @inlinable public mutating func appendNull() {
-        offsets.append(Int32(truncatingIfNeeded: bytes.count))
-        valid.append(false)
-    }
-
-    public mutating func removeAll() {
-        bytes.removeAll(keepingCapacity: true)
-        offsets.removeAll(keepingCapacity: true)
-        offsets.append(0)
-        valid.removeAll(keepingCapacity: true)
-    }
-
-    /// The bytes of row `i` (empty for null rows).
-    public func withBytes<R>(_ row: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        let start = Int(offsets[row])
-        let end = Int(offsets[row + 1])
-        return try bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
-    }
-
-    public subscript(row: Int) -> String? {
-        guard valid[row] else { return nil }
-        return String(decoding: bytes[Int(offsets[row])..<Int(offsets[row + 1])], as: UTF8.self)
-    }
-}
-
-/// Rows of one table in columnar form; sinks render pages and lines straight from these arrays.
+/// Rows of one table in columnar form; sinks render pages and lines straight from the column buffers.
+///
+/// A value type (copy on write): copies share their buffers until one of them is mutated. Workers fill a table
+/// row by row through `appendRow`, which checks uniqueness once per row and then writes each value into
+/// preallocated buffers; readers take read-only column views (`strings[slot]`, `int64s[slot]`, ...).
 public struct ColumnTable: Sendable {
     public let schema: TableSchema
-    public var strings: [StringColumn]
-    /// INT64 and TIMESTAMP(MILLIS) columns.
-    public var int64s: [PrimitiveColumn<Int64>]
-    public var int32s: [PrimitiveColumn<Int32>]
-    public var bools: [PrimitiveColumn<Bool>]
+    @usableFromInline var storage: ColumnStorage
+    /// Rows appended so far; `appendRow` counts them, callers of the per-column `append` methods count themselves.
     public var rowCount: Int = 0
 
     public init(schema: TableSchema) {
         self.schema = schema
-        let c = schema.kindCounts
-        strings = Array(repeating: StringColumn(), count: c[0])
-        int64s = Array(repeating: PrimitiveColumn(), count: c[1])
-        int32s = Array(repeating: PrimitiveColumn(), count: c[2])
-        bools = Array(repeating: PrimitiveColumn(), count: c[3])
+        storage = ColumnStorage(counts: schema.kindCounts)
     }
 
+    /// Appends one row: `body` must append exactly one value to every column of the schema.
+    @inlinable
+    public mutating func appendRow<E: Error>(_ body: (inout ColumnRowWriter) throws(E) -> Void) throws(E) {
+        makeUnique()
+        var w = ColumnRowWriter(storage)
+        try body(&w)
+        rowCount += 1
+        assert(isConsistent, "a row of \(schema.name) did not fill every column once")
+    }
+
+    @inlinable
+    mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy(rows: true) }
+    }
+
+    /// Drops every row and keeps the buffers' capacity (unless they are shared with a copy).
     public mutating func removeAll() {
-        for i in strings.indices { strings[i].removeAll() }
-        for i in int64s.indices { int64s[i].removeAll() }
-        for i in int32s.indices { int32s[i].removeAll() }
-        for i in bools.indices { bools[i].removeAll() }
+        if isKnownUniquelyReferenced(&storage) {
+            storage.removeAll()
+        } else {
+            storage = storage.copy(rows: false)
+        }
         rowCount = 0
     }
 
+    // MARK: - Appending one column at a time (tools and tests; the pipeline uses appendRow)
+
+    public mutating func append(string slot: Int, _ v: String?) {
+        makeUnique()
+        var w = ColumnRowWriter(storage)
+        w.string(slot, v)
+    }
+
+    public mutating func append(string slot: Int, bytes v: UnsafeRawBufferPointer?) {
+        makeUnique()
+        var w = ColumnRowWriter(storage)
+        w.string(slot, v)
+    }
+
+    public mutating func append(int64 slot: Int, _ v: Int64?) {
+        makeUnique()
+        var w = ColumnRowWriter(storage)
+        w.int64(slot, v)
+    }
+
+    public mutating func append(int32 slot: Int, _ v: Int32?) {
+        makeUnique()
+        var w = ColumnRowWriter(storage)
+        w.int32(slot, v)
+    }
+
+    public mutating func append(bool slot: Int, _ v: Bool?) {
+        makeUnique()
+        var w = ColumnRowWriter(storage)
+        w.bool(slot, v)
+    }
+
+    // MARK: - Reading
+
+    /// Read-only views of the string columns, by slot.
+    public var strings: StringColumns { StringColumns(storage) }
+    /// INT64 and TIMESTAMP(MILLIS) columns.
+    public var int64s: PrimitiveColumns<Int64> { PrimitiveColumns(storage, storage.int64s, storage.int64Count) }
+    public var int32s: PrimitiveColumns<Int32> { PrimitiveColumns(storage, storage.int32s, storage.int32Count) }
+    public var bools: PrimitiveColumns<Bool> { PrimitiveColumns(storage, storage.bools, storage.boolCount) }
+
     /// Debug check that every column holds `rowCount` rows.
     public var isConsistent: Bool {
-        strings.allSatisfy { $0.count == rowCount && $0.offsets.count == rowCount + 1 }
-            && int64s.allSatisfy { $0.values.count == rowCount && $0.valid.count == rowCount }
-            && int32s.allSatisfy { $0.values.count == rowCount && $0.valid.count == rowCount }
-            && bools.allSatisfy { $0.values.count == rowCount && $0.valid.count == rowCount }
+        let s = storage
+        for i in 0..<s.stringCount where s.strings[i].count != rowCount { return false }
+        for i in 0..<s.int64Count where s.int64s[i].count != rowCount { return false }
+        for i in 0..<s.int32Count where s.int32s[i].count != rowCount { return false }
+        for i in 0..<s.boolCount where s.bools[i].count != rowCount { return false }
+        return true
     }
 }
 
-/// Column slots of the `receipts` table, for writers that fill it by name without lookups.
-public enum ReceiptsColumns {
-    // strings
-    public static let source = 0, recordID = 1, errorCode = 2, errorDetail = 3, receiptType = 4, bundleID = 5,
-        applicationVersion = 6, originalApplicationVersion = 7, digestAlgorithm = 8, signerSHA256 = 9,
-        receiptSHA256 = 10
-    // int64s (timestamps included)
-    public static let line = 0, appItemID = 1, downloadID = 2, versionExternalIdentifier = 3,
-        receiptCreationDate = 4, originalPurchaseDate = 5, expirationDate = 6
-    // int32s
-    public static let status = 0, inAppCount = 1
-    // bools
-    public static let verified = 0
+/// Appends the values of one row (see `ColumnTable.appendRow`). It points into the table's storage without
+/// owning it, so it is not copyable: it cannot leave the closure it is lent to.
+public struct ColumnRowWriter: ~Copyable {
+    @usableFromInline unowned(unsafe) let storage: ColumnStorage
+
+    @usableFromInline init(_ storage: ColumnStorage) { self.storage = storage }
+
+    @inlinable @inline(__always)
+    public mutating func string(_ slot: Int, _ v: UnsafeRawBufferPointer) {
+        precondition(slot >= 0 && slot < storage.stringCount, "no string column \(slot)")
+        storage.strings[slot].append(v)  // slot checked above
+    }
+
+    @inlinable @inline(__always)
+    public mutating func string(_ slot: Int, _ v: UnsafeRawBufferPointer?) {
+        if let v { string(slot, v) } else { null(string: slot) }
+    }
+
+    @inlinable
+    public mutating func string(_ slot: Int, _ v: String?) {
+        guard var v else { return null(string: slot) }
+        v.withUTF8 { string(slot, UnsafeRawBufferPointer($0)) }
+    }
+
+    @inlinable
+    public mutating func string(_ slot: Int, _ v: StaticString) {
+        string(slot, UnsafeRawBufferPointer(start: v.utf8Start, count: v.utf8CodeUnitCount))
+    }
+
+    /// Builds a string value from parts (`body` appends them), for text composed at the row.
+    @inlinable
+    public mutating func string(_ slot: Int, parts body: (inout StringValueBuilder) -> Void) {
+        precondition(slot >= 0 && slot < storage.stringCount, "no string column \(slot)")
+        var b = StringValueBuilder(storage.strings + slot)  // slot checked above
+        body(&b)
+        storage.strings[slot].closeValue(valid: true)
+    }
+
+    @inlinable @inline(__always)
+    public mutating func null(string slot: Int) {
+        precondition(slot >= 0 && slot < storage.stringCount, "no string column \(slot)")
+        storage.strings[slot].appendNull()  // slot checked above
+    }
+
+    @inlinable @inline(__always)
+    public mutating func int64(_ slot: Int, _ v: Int64?) {
+        precondition(slot >= 0 && slot < storage.int64Count, "no int64 column \(slot)")
+        storage.int64s[slot].append(v)  // slot checked above
+    }
+
+    @inlinable @inline(__always)
+    public mutating func int32(_ slot: Int, _ v: Int32?) {
+        precondition(slot >= 0 && slot < storage.int32Count, "no int32 column \(slot)")
+        storage.int32s[slot].append(v)  // slot checked above
+    }
+
+    @inlinable @inline(__always)
+    public mutating func bool(_ slot: Int, _ v: Bool?) {
+        precondition(slot >= 0 && slot < storage.boolCount, "no bool column \(slot)")
+        storage.bools[slot].append(v)  // slot checked above
+    }
 }
 
-/// Column slots of the `transactions` table.
-public enum TransactionsColumns {
-    // strings
-    public static let source = 0, recordID = 1, bundleID = 2, receiptType = 3, productID = 4, transactionID = 5,
-        originalTransactionID = 6, promotionalOfferID = 7
-    // int64s (timestamps included)
-    public static let line = 0, purchaseDate = 1, originalPurchaseDate = 2, expiresDate = 3, cancellationDate = 4,
-        webOrderLineItemID = 5
-    // int32s
-    public static let quantity = 0, productType = 1, cancellationReason = 2
-    // bools
-    public static let isTrialPeriod = 0, isInIntroOfferPeriod = 1
+/// Appends the parts of one string value (see `ColumnRowWriter.string(_:parts:)`); not copyable, like the
+/// writer it comes from.
+public struct StringValueBuilder: ~Copyable {
+    @usableFromInline let column: UnsafeMutablePointer<StringColumnBuffer>
+
+    @usableFromInline init(_ column: UnsafeMutablePointer<StringColumnBuffer>) { self.column = column }
+
+    @inlinable public mutating func append(_ part: UnsafeRawBufferPointer) { column.pointee.appendPart(part) }
+    @inlinable public mutating func append(_ byte: UInt8) { column.pointee.appendPart(byte: byte) }
+    @inlinable public mutating func append(_ part: StaticString) {
+        column.pointee.appendPart(UnsafeRawBufferPointer(start: part.utf8Start, count: part.utf8CodeUnitCount))
+    }
+}
+
+// MARK: - Read-only views
+//
+// A view keeps the table's buffers alive, and a later append to the table copies them first (copy on write), so
+// a view's pointers stay valid for as long as the view.
+
+/// The string columns of a table, by slot.
+public struct StringColumns {
+    @usableFromInline let storage: ColumnStorage
+
+    @usableFromInline init(_ storage: ColumnStorage) { self.storage = storage }
+
+    public var count: Int { storage.stringCount }
+
+    @inlinable public subscript(slot: Int) -> StringColumn {
+        precondition(slot >= 0 && slot < storage.stringCount, "no string column \(slot)")
+        return StringColumn(storage, storage.strings[slot])  // slot checked above
+    }
+}
+
+/// The fixed-width columns of one kind of a table, by slot.
+public struct PrimitiveColumns<T: BinaryIntegerOrBool> {
+    @usableFromInline let storage: ColumnStorage
+    @usableFromInline let buffers: UnsafeMutablePointer<FixedColumnBuffer<T>>
+    public let count: Int
+
+    @usableFromInline init(_ storage: ColumnStorage, _ buffers: UnsafeMutablePointer<FixedColumnBuffer<T>>, _ n: Int) {
+        self.storage = storage
+        self.buffers = buffers
+        count = n
+    }
+
+    @inlinable public subscript(slot: Int) -> PrimitiveColumn<T> {
+        precondition(slot >= 0 && slot < count, "no column \(slot)")
+        return PrimitiveColumn(storage, buffers[slot])  // slot checked above
+    }
+}
+
+/// A string column: all values back to back in `bytes`, row `i` at `offsets[i]..<offsets[i + 1]`.
+public struct StringColumn {
+    @usableFromInline let owner: ColumnStorage
+    public let bytes: UnsafeRawBufferPointer
+    /// `count + 1` entries, the first 0.
+    public let offsets: UnsafeBufferPointer<Int>
+    public let valid: UnsafeBufferPointer<Bool>
+
+    @usableFromInline init(_ owner: ColumnStorage, _ b: StringColumnBuffer) {
+        self.owner = owner
+        bytes = UnsafeRawBufferPointer(start: b.bytes, count: b.byteCount)
+        offsets = UnsafeBufferPointer(start: b.offsets, count: b.count + 1)
+        valid = UnsafeBufferPointer(start: b.valid, count: b.count)
+    }
+
+    public var count: Int { valid.count }
+
+    /// The bytes of row `i` (empty for null rows).
+    public func withBytes<R>(_ row: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        precondition(row >= 0 && row < count, "no row \(row)")
+        // offsets[row] <= offsets[row + 1] <= bytes.count: the buffer only ever appends whole values.
+        let value = UnsafeRawBufferPointer(rebasing: bytes[offsets[row]..<offsets[row + 1]])
+        return try withExtendedLifetime(owner) { try body(value) }
+    }
+
+    public subscript(row: Int) -> String? {
+        guard valid[row] else { return nil }
+        return withBytes(row) { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+/// A fixed-width column; null rows hold a zero value.
+public struct PrimitiveColumn<T: BinaryIntegerOrBool> {
+    @usableFromInline let owner: ColumnStorage
+    public let values: UnsafeBufferPointer<T>
+    public let valid: UnsafeBufferPointer<Bool>
+
+    @usableFromInline init(_ owner: ColumnStorage, _ b: FixedColumnBuffer<T>) {
+        self.owner = owner
+        values = UnsafeBufferPointer(start: b.values, count: b.count)
+        valid = UnsafeBufferPointer(start: b.valid, count: b.count)
+    }
+
+    public var count: Int { valid.count }
+
+    public subscript(row: Int) -> T? { valid[row] ? values[row] : nil }
 }
 
 /// The output of one worker for one input batch: both tables, in input order, plus the verifyReceipt-shaped

@@ -11,44 +11,43 @@ enum Detail {
     init(_ e: ReceiptError) { self = .text(e.reason, at: e.offset) }
 }
 
-extension StringColumn {
-    /// Appends `detail`; a static reason left empty falls back to the error code with spaces.
-    mutating func append(_ detail: Detail, code: ErrorCode?) {
+extension ColumnRowWriter {
+    /// Appends `detail` to string column `slot`; a static reason left empty falls back to the error code with spaces.
+    mutating func string(_ slot: Int, detail: Detail, code: ErrorCode?) {
         switch detail {
         case .none:
-            appendNull()
+            null(string: slot)
         case .string(let s):
-            append(s)
+            string(slot, s)
         case .text(let reason, let at):
-            if reason.utf8CodeUnitCount > 0 {
-                reason.withUTF8Buffer { bytes.append(contentsOf: $0) }
-            } else if let code {
-                for c in code.rawValue.utf8 { bytes.append(c == UInt8(ascii: "_") ? 0x20 : c) }
+            string(slot) { b in
+                if reason.utf8CodeUnitCount > 0 {
+                    b.append(reason)
+                } else if let code {
+                    for c in code.rawValue.utf8 { b.append(c == UInt8(ascii: "_") ? 0x20 : c) }
+                }
+                if at >= 0 {
+                    b.append(" (at byte " as StaticString)
+                    Self.appendDecimal(at, &b)
+                    b.append(UInt8(ascii: ")"))
+                }
             }
-            if at >= 0 {
-                let prefix: StaticString = " (at byte "
-                prefix.withUTF8Buffer { bytes.append(contentsOf: $0) }
-                appendDecimal(at)
-                bytes.append(UInt8(ascii: ")"))
-            }
-            offsets.append(Int32(truncatingIfNeeded: bytes.count))
-            valid.append(true)
         }
     }
 
     /// Appends the bytes of `range` in `base`, or null when absent or (defensively) out of range.
-    @inline(__always) mutating func append(_ range: Range<Int>?, in base: UnsafeRawBufferPointer) {
-        guard let range, range.lowerBound >= 0, range.upperBound <= base.count else { return appendNull() }
-        append(UnsafeRawBufferPointer(rebasing: base[range]))
+    @inline(__always) mutating func string(_ slot: Int, _ range: Range<Int>?, in base: UnsafeRawBufferPointer) {
+        guard let range, range.lowerBound >= 0, range.upperBound <= base.count else { return null(string: slot) }
+        string(slot, UnsafeRawBufferPointer(rebasing: base[range]))
     }
 
-    /// Appends `text` or null.
-    @inline(__always) mutating func append(optional text: UnsafeRawBufferPointer?) {
-        guard let text else { return appendNull() }
-        append(text)
+    /// Appends `v` to int32 column `slot` when it fits 32 bits, else null (the contract's int32 columns hold small
+    /// receipt numbers).
+    @inline(__always) mutating func int32(_ slot: Int, narrowing v: Int64?) {
+        int32(slot, v.flatMap { Int32(exactly: $0) })
     }
 
-    private mutating func appendDecimal(_ v: Int) {
+    private static func appendDecimal(_ v: Int, _ b: inout StringValueBuilder) {
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: enough for any Int
         var n = 0
         var x = v
@@ -58,12 +57,7 @@ extension StringColumn {
                 x /= 10
                 n += 1
             } while x > 0
-            for k in stride(from: n - 1, through: 0, by: -1) { bytes.append(d[k]) }
+            for k in stride(from: n - 1, through: 0, by: -1) { b.append(d[k]) }
         }
     }
-}
-
-extension PrimitiveColumn where T == Int32 {
-    /// Appends `v` when it fits 32 bits, else null (the contract's int32 columns hold small receipt numbers).
-    @inline(__always) mutating func append(narrowing v: Int64?) { append(v.flatMap { Int32(exactly: $0) }) }
 }

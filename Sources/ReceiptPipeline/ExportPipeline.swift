@@ -118,7 +118,9 @@ public final class ExportPipeline: @unchecked Sendable {
                 break
             }
             live.withLock { $0.counts.add(counts) }
-            columns.give(batch)
+            // Moved, not copied: a worker that takes it next must find its buffers unshared, or clearing them
+            // would allocate new ones (copy on write).
+            columns.give(consume batch)
             slots.signal()
             next += 1
         }
@@ -210,7 +212,7 @@ public final class ExportPipeline: @unchecked Sendable {
             let sequence = batch.sequence
             let end = InputPosition(source: batch.sourceIndex, line: batch.endLine)
             batches.give(batch)
-            finished.put(sequence, (out, counts, end))
+            finished.put(sequence, (consume out, counts, end))
         }
     }
 }

@@ -384,37 +384,38 @@ public final class RecordProcessor {
         fields: ReceiptFields?, digest: DigestAlgorithm?
     ) {
         typealias C = ReceiptsColumns
-        t.strings[C.source].append(ctx.source)
-        t.int64s[C.line].append(Int64(ctx.line))
-        t.strings[C.recordID].append(optional: ctx.recordID)
-        t.int32s[C.status].append(v.status.rawValue)
-        if let code = v.code {
-            t.strings[C.errorCode].append(code.rawValue)
-        } else {
-            t.strings[C.errorCode].appendNull()
+        t.appendRow { w in
+            w.string(C.source, ctx.source)
+            w.int64(C.line, Int64(ctx.line))
+            w.string(C.recordID, ctx.recordID)
+            w.int32(C.status, v.status.rawValue)
+            if let code = v.code {
+                w.string(C.errorCode, code.rawValue)
+            } else {
+                w.null(string: C.errorCode)
+            }
+            w.string(C.errorDetail, detail: v.detail, code: v.code)
+            w.bool(C.verified, v.verified)
+            let p = payload ?? UnsafeRawBufferPointer(start: nil, count: 0)
+            w.string(C.receiptType, fields?.receiptType, in: p)
+            w.string(C.bundleID, fields?.bundleID, in: p)
+            w.string(C.applicationVersion, fields?.applicationVersion, in: p)
+            w.string(C.originalApplicationVersion, fields?.originalApplicationVersion, in: p)
+            w.int64(C.appItemID, fields?.appItemID)
+            w.int64(C.downloadID, fields?.downloadID)
+            w.int64(C.versionExternalIdentifier, fields?.versionExternalIdentifier)
+            w.int64(C.receiptCreationDate, fields?.receiptCreationDate)
+            w.int64(C.originalPurchaseDate, fields?.originalPurchaseDate)
+            w.int64(C.expirationDate, fields?.expirationDate)
+            w.int32(C.inAppCount, fields.map { Int32(clamping: $0.inAppCount) })
+            switch digest {
+            case .sha1?: w.string(C.digestAlgorithm, "sha1" as StaticString)
+            case .sha256?: w.string(C.digestAlgorithm, "sha256" as StaticString)
+            default: w.null(string: C.digestAlgorithm)
+            }
+            w.string(C.signerSHA256, v.signer)
+            w.string(C.receiptSHA256, ctx.receiptSHA256)
         }
-        t.strings[C.errorDetail].append(v.detail, code: v.code)
-        t.bools[C.verified].append(v.verified)
-        let p = payload ?? UnsafeRawBufferPointer(start: nil, count: 0)
-        t.strings[C.receiptType].append(fields?.receiptType, in: p)
-        t.strings[C.bundleID].append(fields?.bundleID, in: p)
-        t.strings[C.applicationVersion].append(fields?.applicationVersion, in: p)
-        t.strings[C.originalApplicationVersion].append(fields?.originalApplicationVersion, in: p)
-        t.int64s[C.appItemID].append(fields?.appItemID)
-        t.int64s[C.downloadID].append(fields?.downloadID)
-        t.int64s[C.versionExternalIdentifier].append(fields?.versionExternalIdentifier)
-        t.int64s[C.receiptCreationDate].append(fields?.receiptCreationDate)
-        t.int64s[C.originalPurchaseDate].append(fields?.originalPurchaseDate)
-        t.int64s[C.expirationDate].append(fields?.expirationDate)
-        t.int32s[C.inAppCount].append(fields.map { Int32(clamping: $0.inAppCount) })
-        switch digest {
-        case .sha1?: t.strings[C.digestAlgorithm].append("sha1" as StaticString)
-        case .sha256?: t.strings[C.digestAlgorithm].append("sha256" as StaticString)
-        default: t.strings[C.digestAlgorithm].appendNull()
-        }
-        t.strings[C.signerSHA256].append(v.signer)
-        t.strings[C.receiptSHA256].append(optional: ctx.receiptSHA256)
-        t.rowCount += 1
     }
 
     private func appendTransactions(
@@ -423,27 +424,28 @@ public final class RecordProcessor {
         typealias C = TransactionsColumns
         for k in 0..<f.inAppCount {
             let e = f.inApp[k]
-            t.strings[C.source].append(ctx.source)
-            t.int64s[C.line].append(Int64(ctx.line))
-            t.strings[C.recordID].append(optional: ctx.recordID)
-            // Non-nullable in the schema: an absent value is written as an empty string.
-            t.strings[C.bundleID].append(f.bundleID ?? 0..<0, in: p)
-            t.strings[C.receiptType].append(f.receiptType ?? 0..<0, in: p)
-            t.int32s[C.quantity].append(narrowing: e.quantity)
-            t.strings[C.productID].append(e.productID ?? 0..<0, in: p)
-            t.strings[C.transactionID].append(e.transactionID ?? 0..<0, in: p)
-            t.strings[C.originalTransactionID].append(e.originalTransactionID, in: p)
-            t.int64s[C.purchaseDate].append(e.purchaseDate)
-            t.int64s[C.originalPurchaseDate].append(e.originalPurchaseDate)
-            t.int64s[C.expiresDate].append(e.expiresDate)
-            t.int64s[C.cancellationDate].append(e.cancellationDate)
-            t.int64s[C.webOrderLineItemID].append(e.webOrderLineItemID)
-            t.bools[C.isTrialPeriod].append(e.isTrialPeriod.map { $0 != 0 })
-            t.bools[C.isInIntroOfferPeriod].append(e.isInIntroOfferPeriod.map { $0 != 0 })
-            t.strings[C.promotionalOfferID].append(e.promotionalOfferID, in: p)
-            t.int32s[C.productType].append(narrowing: e.productType)
-            t.int32s[C.cancellationReason].append(narrowing: e.cancellationReason)
-            t.rowCount += 1
+            t.appendRow { w in
+                w.string(C.source, ctx.source)
+                w.int64(C.line, Int64(ctx.line))
+                w.string(C.recordID, ctx.recordID)
+                // Non-nullable in the schema: an absent value is written as an empty string.
+                w.string(C.bundleID, f.bundleID ?? 0..<0, in: p)
+                w.string(C.receiptType, f.receiptType ?? 0..<0, in: p)
+                w.int32(C.quantity, narrowing: e.quantity)
+                w.string(C.productID, e.productID ?? 0..<0, in: p)
+                w.string(C.transactionID, e.transactionID ?? 0..<0, in: p)
+                w.string(C.originalTransactionID, e.originalTransactionID, in: p)
+                w.int64(C.purchaseDate, e.purchaseDate)
+                w.int64(C.originalPurchaseDate, e.originalPurchaseDate)
+                w.int64(C.expiresDate, e.expiresDate)
+                w.int64(C.cancellationDate, e.cancellationDate)
+                w.int64(C.webOrderLineItemID, e.webOrderLineItemID)
+                w.bool(C.isTrialPeriod, e.isTrialPeriod.map { $0 != 0 })
+                w.bool(C.isInIntroOfferPeriod, e.isInIntroOfferPeriod.map { $0 != 0 })
+                w.string(C.promotionalOfferID, e.promotionalOfferID, in: p)
+                w.int32(C.productType, narrowing: e.productType)
+                w.int32(C.cancellationReason, narrowing: e.cancellationReason)
+            }
         }
     }
 }

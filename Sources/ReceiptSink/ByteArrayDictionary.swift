@@ -1,114 +1,159 @@
 /// The dictionary of one BYTE_ARRAY column chunk: distinct values in first-seen order, already laid out as the
 /// PLAIN-encoded dictionary page body, with an open-addressing hash index (no per-value allocation).
-struct ByteArrayDictionary {
+struct ByteArrayDictionary: ~Copyable {
+    /// One distinct value: where its bytes start in `plain` (after the length prefix), its length, its hash.
+    struct Entry {
+        var start: Int
+        var length: Int
+        var hash: UInt32
+    }
+
     /// The dictionary page body: for each entry a u32 LE length, then its bytes.
-    private(set) var plain: [UInt8] = []
-    /// Start of each entry's bytes (after its length prefix) in `plain`.
-    private var starts: [Int32] = []
-    private var lengths: [Int32] = []
+    private var page = ByteBuffer()
+    private var entries = RawArray<Entry>()
     /// Hash slots holding entry index + 1 (0 = empty); the count is a power of two, at most half full.
-    private var slots: [Int32] = []
-    private var hashes: [UInt32] = []
+    private var slots = RawArray<Int32>()
     /// The entry returned last: consecutive rows often repeat a value (the source of a batch, the bundle id and
     /// receipt type of a receipt's transactions, the signer), and one compare is cheaper than a hash.
     private var last = -1
 
-    var count: Int { starts.count }
-    var byteSize: Int { plain.count }
+    var count: Int { entries.count }
+    var byteSize: Int { page.count }
+    /// The PLAIN-encoded dictionary page body.
+    var plain: UnsafeRawBufferPointer { page.bytes }
 
     init() {
-        slots = [Int32](repeating: 0, count: 1024)
+        slots.append(0, count: 1024)
     }
 
-    /// An empty value that holds no storage and must not be used (a stand-in while the real one is swapped out).
-    init(placeholder: Void) {}
-
     mutating func reset() {
-        plain.removeAll(keepingCapacity: true)
-        starts.removeAll(keepingCapacity: true)
-        lengths.removeAll(keepingCapacity: true)
-        hashes.removeAll(keepingCapacity: true)
-        for i in slots.indices { slots[i] = 0 }
+        page.removeAll()
+        entries.removeAll()
+        slots.fill(0)
         last = -1
     }
 
     /// The bytes of entry `i`.
     func withEntry<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-        let s = Int(starts[i])
-        let n = Int(lengths[i])
-        return plain.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[s..<(s + n)])) }
+        precondition(i >= 0 && i < entries.count)
+        let e = entries[i]
+        return body(UnsafeRawBufferPointer(start: page.base + e.start, count: e.length))  // the entry is whole
     }
 
     /// The index of `value`, inserting it when new.
+    @inline(__always)
     mutating func index(of value: UnsafeRawBufferPointer) -> (index: UInt32, isNew: Bool) {
         if last >= 0 && equals(last, value) { return (UInt32(last), false) }
+        return lookUp(value)
+    }
+
+    private mutating func lookUp(_ value: UnsafeRawBufferPointer) -> (index: UInt32, isNew: Bool) {
         let h = Self.hash(value)
         let mask = slots.count - 1
         var p = Int(h) & mask
         while true {
-            let e = Int(slots[p])
+            let e = Int(slots[p])  // p <= mask < slots.count
             if e == 0 { break }
-            if hashes[e - 1] == h && equals(e - 1, value) {
+            if entries[e - 1].hash == h && equals(e - 1, value) {
                 last = e - 1
                 return (UInt32(e - 1), false)
             }
             p = (p + 1) & mask
         }
-        let index = starts.count
-        var len = UInt32(value.count).littleEndian
-        withUnsafeBytes(of: &len) { plain.append(contentsOf: $0) }
-        starts.append(Int32(truncatingIfNeeded: plain.count))
-        lengths.append(Int32(truncatingIfNeeded: value.count))
-        plain.append(contentsOf: value)
-        hashes.append(h)
+        let index = entries.count
+        page.appendLittleEndian(UInt32(truncatingIfNeeded: value.count))
+        entries.append(Entry(start: page.count, length: value.count, hash: h))
+        page.append(value)
         slots[p] = Int32(truncatingIfNeeded: index + 1)
         last = index
-        if starts.count * 2 > slots.count { grow() }
+        if entries.count * 2 > slots.count { grow() }
         return (UInt32(index), true)
     }
 
+    @inline(__always)
     private func equals(_ i: Int, _ value: UnsafeRawBufferPointer) -> Bool {
-        guard Int(lengths[i]) == value.count else { return false }
+        let e = entries[i]
+        guard e.length == value.count else { return false }
         if value.count == 0 { return true }
-        let s = Int(starts[i])
-        return plain.withUnsafeBytes { p in
-            // s + count <= plain.count: the entry was appended whole.
-            memcmpBytes(p.baseAddress! + s, value.baseAddress!, value.count) == 0
-        }
+        // In range: the entry's `length` bytes at `start` were appended whole.
+        return bytesEqual(page.base + e.start, value.baseAddress!, value.count)
     }
 
     private mutating func grow() {
         let n = slots.count * 2
-        slots = [Int32](repeating: 0, count: n)
+        slots.removeAll()
+        slots.append(0, count: n)
         let mask = n - 1
-        for i in 0..<starts.count {
-            var p = Int(hashes[i]) & mask
+        for i in 0..<entries.count {
+            var p = Int(entries[i].hash) & mask
             while slots[p] != 0 { p = (p + 1) & mask }
             slots[p] = Int32(truncatingIfNeeded: i + 1)
         }
     }
 
-    /// Eight bytes per step, multiply-xorshift mixing (FNV-1a byte by byte cost a tenth of the writer's time).
+    /// Eight bytes per step, multiply-xorshift mixing; the last (partial) word is read overlapping the one before
+    /// it instead of byte by byte (the hash only places entries: any function gives the same page).
     static func hash(_ v: UnsafeRawBufferPointer) -> UInt32 {
-        var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(v.count)
-        var i = 0
         let n = v.count
-        guard let base = v.baseAddress else { return UInt32(truncatingIfNeeded: h) }
-        while i + 8 <= n {
-            // In range: i + 8 <= n.
-            h = (h ^ base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xBF58_476D_1CE4_E5B9
-            h ^= h >> 29
-            i += 8
-        }
-        var tail: UInt64 = 0
-        var shift: UInt64 = 0
-        while i < n {
-            tail |= UInt64(base.load(fromByteOffset: i, as: UInt8.self)) << shift
-            shift += 8
-            i += 1
+        var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(n)
+        guard let base = v.baseAddress, n > 0 else { return UInt32(truncatingIfNeeded: h) }
+        var tail: UInt64
+        if n >= 8 {
+            var i = 0
+            while i + 8 < n {
+                // In range: i + 8 < n.
+                h = (h ^ base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0xBF58_476D_1CE4_E5B9
+                h ^= h >> 29
+                i += 8
+            }
+            tail = base.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)  // n >= 8
+        } else if n >= 4 {
+            // In range: n >= 4; the two words overlap when n < 8.
+            tail =
+                UInt64(base.loadUnaligned(as: UInt32.self))
+                | UInt64(base.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)) << 32
+        } else {
+            // n is 1...3: first, middle and last byte (in range: all below n).
+            tail =
+                UInt64(base.load(as: UInt8.self)) | UInt64(base.load(fromByteOffset: n / 2, as: UInt8.self)) << 8
+                | UInt64(base.load(fromByteOffset: n - 1, as: UInt8.self)) << 16
         }
         h = (h ^ tail) &* 0x94D0_49BB_1331_11EB
         h ^= h >> 32
         return UInt32(truncatingIfNeeded: h)
     }
+}
+
+/// Whether `n` bytes at `a` and `b` are equal: values of up to 64 bytes word by word (the last word overlapping
+/// the one before it), longer ones by memcmp.
+@inline(__always)
+func bytesEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
+    if n >= 8 {
+        if n > 64 { return memcmpBytes(a, b, n) == 0 }
+        var i = 0
+        while i + 8 < n {
+            // In range: i + 8 < n.
+            if a.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                != b.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            {
+                return false
+            }
+            i += 8
+        }
+        // In range: n >= 8.
+        return a.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+            == b.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+    }
+    if n >= 4 {
+        // In range: 4 <= n < 8.
+        return a.loadUnaligned(as: UInt32.self) == b.loadUnaligned(as: UInt32.self)
+            && a.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)
+                == b.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)
+    }
+    var i = 0
+    while i < n {
+        if a.load(fromByteOffset: i, as: UInt8.self) != b.load(fromByteOffset: i, as: UInt8.self) { return false }
+        i += 1
+    }
+    return true
 }

@@ -2,21 +2,21 @@
 ///
 /// Integers and timestamps compare signed; strings by unsigned bytes. Min/max are dropped (null count kept) when
 /// a bound is longer than `maxBoundBytes`, because truncated bounds would no longer be exact values.
-struct ColumnStatistics {
+struct ColumnStatistics: ~Copyable {
     static let maxBoundBytes = 1024
 
     var nullCount: Int64 = 0
     var hasValue = false
     var minInt: Int64 = 0
     var maxInt: Int64 = 0
-    var minBytes: [UInt8] = []
-    var maxBytes: [UInt8] = []
+    private var minBytes = ByteBuffer()
+    private var maxBytes = ByteBuffer()
 
     mutating func reset() {
         nullCount = 0
         hasValue = false
-        minBytes.removeAll(keepingCapacity: true)
-        maxBytes.removeAll(keepingCapacity: true)
+        minBytes.removeAll()
+        maxBytes.removeAll()
     }
 
     @inline(__always) mutating func update(_ v: Int64) {
@@ -31,19 +31,17 @@ struct ColumnStatistics {
         }
     }
 
-    mutating func update(_ v: UnsafeRawBufferPointer) {
+    @inline(__always) mutating func update(_ v: UnsafeRawBufferPointer) {
         if !hasValue {
             hasValue = true
-            minBytes.append(contentsOf: v)
-            maxBytes.append(contentsOf: v)
-            return
-        }
-        if minBytes.withUnsafeBytes({ compareBytes(v, $0) }) < 0 {
-            minBytes.removeAll(keepingCapacity: true)
-            minBytes.append(contentsOf: v)
-        } else if maxBytes.withUnsafeBytes({ compareBytes(v, $0) }) > 0 {
-            maxBytes.removeAll(keepingCapacity: true)
-            maxBytes.append(contentsOf: v)
+            minBytes.append(v)
+            maxBytes.append(v)
+        } else if compareBytes(v, minBytes.bytes) < 0 {
+            minBytes.removeAll()
+            minBytes.append(v)
+        } else if compareBytes(v, maxBytes.bytes) > 0 {
+            maxBytes.removeAll()
+            maxBytes.append(v)
         }
     }
 
@@ -62,7 +60,7 @@ struct ColumnStatistics {
             withUnsafeBytes(of: &le) { out.append(contentsOf: $0) }
         case .byteArray:
             if minBytes.count > Self.maxBoundBytes || maxBytes.count > Self.maxBoundBytes { return false }
-            out.append(contentsOf: min ? minBytes : maxBytes)
+            out.append(contentsOf: min ? minBytes.bytes : maxBytes.bytes)
         }
         return true
     }

@@ -47,6 +47,8 @@ final class ParquetFileWriter {
     /// Appends every row of `table` (which must have this writer's schema).
     func append(_ table: ColumnTable) throws(SinkError) {
         precondition(table.schema == schema, "table \(table.schema.name) given to the \(schema.name) writer")
+        // The column writers read the buffers without bounds checks, up to rowCount.
+        precondition(table.isConsistent, "a \(schema.name) table whose columns differ in length")
         let limit = max(1, options.rowGroupRows)
         var start = 0
         while start < table.rowCount {

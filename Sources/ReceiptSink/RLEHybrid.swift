@@ -4,11 +4,17 @@
 /// bit-packed run is cut only at group boundaries, so only the final run can carry padding (readers stop at the
 /// page's value count; padding inside an earlier run would insert values).
 enum RLEHybrid {
+    /// The most bytes `encode` writes for `n` values of `bitWidth` bits: per 8 values at most one header (a 5-byte
+    /// varint) and either one packed group (`bitWidth` bytes) or one RLE value (at most 4 bytes).
+    static func maxEncodedCount(_ n: Int, bitWidth: Int) -> Int { (n / 8 + 2) * (5 + max(bitWidth, 4)) }
+
     /// Appends `values` (each below `1 << bitWidth`, `bitWidth` in 1...32) with no length prefix.
     static func encode<T: FixedWidthInteger & UnsignedInteger>(
-        _ values: UnsafeBufferPointer<T>, bitWidth: Int, into out: inout [UInt8]
+        _ values: UnsafeBufferPointer<T>, bitWidth: Int, into out: inout ByteBuffer
     ) {
+        precondition(bitWidth >= 1 && bitWidth <= 32)
         let n = values.count
+        out.reserve(maxEncodedCount(n, bitWidth: bitWidth))
         var i = 0
         while i < n {
             let run = runLength(values, at: i)
@@ -28,37 +34,70 @@ enum RLEHybrid {
         }
     }
 
-    /// Length of the run of equal values starting at `i` (`i < values.count`), capped at a large bound.
+    /// Length of the run of equal values starting at `i` (`i < values.count`).
     @inline(__always)
     static func runLength<T: FixedWidthInteger>(_ values: UnsafeBufferPointer<T>, at i: Int) -> Int {
+        let n = values.count
         let v = values[i]
         var j = i + 1
-        while j < values.count && values[j] == v { j += 1 }
+        if T.self == UInt8.self, let base = values.baseAddress {
+            // Definition levels: eight at a time while whole words match (j + 8 <= n keeps the load in range).
+            let splat = UInt64(truncatingIfNeeded: v) &* 0x0101_0101_0101_0101
+            let raw = UnsafeRawPointer(base)
+            while j + 8 <= n && raw.loadUnaligned(fromByteOffset: j, as: UInt64.self) == splat { j += 8 }
+        }
+        while j < n && values[j] == v { j += 1 }
         return j - i
     }
 
-    static func appendVarint(_ v: UInt64, into out: inout [UInt8]) {
+    /// Appends a ULEB128 varint; room reserved by `encode` (or by the caller).
+    @inline(__always)
+    static func appendVarint(_ v: UInt64, into out: inout ByteBuffer) {
         var v = v
         while v >= 0x80 {
-            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            out.store(UInt8(truncatingIfNeeded: v) | 0x80)
             v >>= 7
         }
-        out.append(UInt8(truncatingIfNeeded: v))
+        out.store(UInt8(truncatingIfNeeded: v))
     }
 
     /// An RLE run's value: little-endian in ceil(bitWidth / 8) bytes.
-    static func appendValue(_ v: UInt64, bitWidth: Int, into out: inout [UInt8]) {
+    @inline(__always)
+    static func appendValue(_ v: UInt64, bitWidth: Int, into out: inout ByteBuffer) {
         var v = v
         for _ in 0..<((bitWidth + 7) / 8) {
-            out.append(UInt8(truncatingIfNeeded: v))
+            out.store(UInt8(truncatingIfNeeded: v))
             v >>= 8
         }
     }
 
     /// Packs `values[from..<to]` LSB first, zero-padded to `groups * 8` values.
     static func appendPacked<T: FixedWidthInteger & UnsignedInteger>(
-        _ values: UnsafeBufferPointer<T>, from: Int, to: Int, groups: Int, bitWidth: Int, into out: inout [UInt8]
+        _ values: UnsafeBufferPointer<T>, from: Int, to: Int, groups: Int, bitWidth: Int, into out: inout ByteBuffer
     ) {
+        if T.self == UInt8.self && bitWidth == 1, let base = values.baseAddress {
+            // Definition levels (bytes 0 or 1): a whole group is one word, and one multiply gathers bit 0 of each
+            // byte into the top byte, byte k to bit k (the partial products never overlap, so nothing carries).
+            let raw = UnsafeRawPointer(base)
+            var k = from
+            while k + 8 <= to {
+                let x = raw.loadUnaligned(fromByteOffset: k, as: UInt64.self)  // k + 8 <= to <= count
+                out.store(UInt8(truncatingIfNeeded: (x &* 0x0102_0408_1020_4080) >> 56))
+                k += 8
+            }
+            if k < to {
+                var bits: UInt8 = 0
+                for j in k..<to { bits |= UInt8(truncatingIfNeeded: values[j]) << UInt8(j - k) }  // j < to <= count
+                out.store(bits)
+                k += 8
+            }
+            // Groups past the values (padding) are zero bytes.
+            while k < from + groups * 8 {
+                out.store(0)
+                k += 8
+            }
+            return
+        }
         var acc: UInt64 = 0
         var bits = 0
         for k in 0..<(groups * 8) {
@@ -66,7 +105,7 @@ enum RLEHybrid {
             acc |= v << UInt64(bits)
             bits += bitWidth
             while bits >= 8 {
-                out.append(UInt8(truncatingIfNeeded: acc))
+                out.store(UInt8(truncatingIfNeeded: acc))
                 acc >>= 8
                 bits -= 8
             }

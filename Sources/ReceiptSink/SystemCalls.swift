@@ -12,8 +12,17 @@ func memcmpBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Int3
 }
 
 /// Unsigned lexicographic byte order, the order Parquet defines for BYTE_ARRAY statistics: -1, 0 or 1.
+@inline(__always)
 func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
     let n = min(a.count, b.count)
+    if n >= 8 {
+        // The first 8 bytes as big-endian words decide most comparisons without a call (hashes, ids); a word loop
+        // over the rest measured slower than memcmp, because it kept the function from being inlined.
+        // In range: both hold at least n >= 8 bytes.
+        let x = a.baseAddress!.loadUnaligned(as: UInt64.self).bigEndian
+        let y = b.baseAddress!.loadUnaligned(as: UInt64.self).bigEndian
+        if x != y { return x < y ? -1 : 1 }
+    }
     if n > 0 {
         let c = memcmp(a.baseAddress!, b.baseAddress!, n)  // both hold at least n bytes
         if c != 0 { return c < 0 ? -1 : 1 }

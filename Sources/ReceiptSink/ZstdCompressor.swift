@@ -5,7 +5,10 @@ final class ZstdCompressor {
     private let cctx: OpaquePointer
     let level: Int32
     /// Output of the last `compress` call; capacity kept between calls.
-    private(set) var output: [UInt8] = []
+    private var output = ByteBuffer()
+    /// Scratch for assembling a page body before it is compressed, shared by the sink's column writers (they
+    /// run on one thread, one page at a time).
+    var page = ByteBuffer()
 
     init(level: Int32 = 3) throws(SinkError) {
         guard let c = ZSTD_createCCtx() else {
@@ -17,18 +20,19 @@ final class ZstdCompressor {
 
     deinit { ZSTD_freeCCtx(cctx) }
 
-    /// Compresses `input` into `output` (replacing its contents) and returns the compressed size.
-    func compress(_ input: [UInt8]) throws(SinkError) -> Int {
+    /// The frame written by the last `compress` call.
+    var compressed: UnsafeRawBufferPointer { output.bytes }
+
+    /// Compresses `input` into `compressed` (replacing it) and returns the compressed size.
+    func compress(_ input: UnsafeRawBufferPointer) throws(SinkError) -> Int {
         let bound = ZSTD_compressBound(input.count)
-        if output.count < bound { output = [UInt8](repeating: 0, count: bound) }
-        let n = input.withUnsafeBytes { src in
-            output.withUnsafeMutableBytes { dst in
-                ZSTD_compressCCtx(cctx, dst.baseAddress, dst.count, src.baseAddress, src.count, level)
-            }
-        }
+        output.removeAll()
+        output.reserve(bound)
+        let n = ZSTD_compressCCtx(cctx, output.base, bound, input.baseAddress, input.count, level)
         if ZSTD_isError(n) != 0 {
             throw SinkError("zstd compression failed: \(String(cString: ZSTD_getErrorName(n)))")
         }
+        output.count = n  // n <= bound: zstd writes at most the capacity it was given
         return n
     }
 }

@@ -133,13 +133,13 @@ private func fill(_ table: inout ColumnTable, _ row: [String: Any]) throws {
         let v = row[c.name].flatMap { $0 is NSNull ? nil : $0 }
         switch c.kind {
         case .string:
-            table.strings[c.slot].append(v.map { "\($0)" })
+            table.append(string: c.slot, v.map { "\($0)" })
         case .int64, .timestampMillis:
-            table.int64s[c.slot].append(try v.map { try int64($0, c.name) })
+            table.append(int64: c.slot, try v.map { try int64($0, c.name) })
         case .int32:
-            table.int32s[c.slot].append(try v.map { Int32(try int64($0, c.name)) })
+            table.append(int32: c.slot, try v.map { Int32(try int64($0, c.name)) })
         case .bool:
-            table.bools[c.slot].append(v.map { ($0 as? Bool) ?? false })
+            table.append(bool: c.slot, v.map { ($0 as? Bool) ?? false })
         }
     }
     table.rowCount += 1

@@ -24,15 +24,15 @@ import Testing
         let schema = TableSchema(
             name: "t", [("s", .string, true), ("ts", .timestampMillis, true), ("b", .bool, true), ("n", .int32, true)])
         var t = ColumnTable(schema: schema)
-        t.strings[0].append("")
-        t.int64s[0].append(1_565_243_000_000)
-        t.bools[0].append(true)
-        t.int32s[0].append(-5)
+        t.append(string: 0, "")
+        t.append(int64: 0, 1_565_243_000_000)
+        t.append(bool: 0, true)
+        t.append(int32: 0, -5)
         t.rowCount += 1
-        t.strings[0].appendNull()
-        t.int64s[0].append(nil)
-        t.bools[0].append(false)
-        t.int32s[0].append(nil)
+        t.append(string: 0, nil as String?)
+        t.append(int64: 0, nil)
+        t.append(bool: 0, false)
+        t.append(int32: 0, nil)
         t.rowCount += 1
         var out: [UInt8] = []
         CSVEncoder.appendHeader(schema, into: &out)

@@ -57,10 +57,142 @@ import Testing
 
     @Test func appendKeepsColumnsAligned() {
         var t = ColumnTable(schema: .receipts)
-        t.strings[ReceiptsColumns.source].append("a.ndjson")
-        t.strings[ReceiptsColumns.bundleID].append(nil as String?)
+        t.append(string: ReceiptsColumns.source, "a.ndjson")
+        t.append(string: ReceiptsColumns.bundleID, nil as String?)
         #expect(t.strings[ReceiptsColumns.source][0] == "a.ndjson")
         #expect(t.strings[ReceiptsColumns.bundleID][0] == nil)
         #expect(!t.isConsistent)  // the other columns have no row yet
+    }
+
+    static let small = TableSchema(
+        name: "small", [("s", .string, true), ("i", .int64, true), ("n", .int32, true), ("b", .bool, true)])
+
+    /// Row `r` of the test table: a string whose length cycles through 0...700 bytes (past the first byte
+    /// capacity), nulls every 7th row, and values that tell the rows apart.
+    static func row(_ r: Int) -> (String?, Int64?, Int32?, Bool?) {
+        if r % 7 == 3 { return (nil, nil, nil, nil) }
+        let text = String(repeating: Character(UnicodeScalar(UInt8(97 + r % 26))), count: (r * 37) % 701)
+        return (text, Int64(r) * 1_000_003 - 5, Int32(truncatingIfNeeded: -r), r % 2 == 0)
+    }
+
+    static func fill(_ t: inout ColumnTable, _ rows: Range<Int>) {
+        for r in rows {
+            let (s, i, n, b) = row(r)
+            t.appendRow { w in
+                w.string(0, s)
+                w.int64(0, i)
+                w.int32(0, n)
+                w.bool(0, b)
+            }
+        }
+    }
+
+    static func check(_ t: ColumnTable, _ rows: Range<Int>) {
+        #expect(t.rowCount == rows.count)
+        #expect(t.isConsistent)
+        for (k, r) in rows.enumerated() {
+            let (s, i, n, b) = row(r)
+            #expect(t.strings[0][k] == s)
+            #expect(t.int64s[0][k] == i)
+            #expect(t.int32s[0][k] == n)
+            #expect(t.bools[0][k] == b)
+        }
+    }
+
+    @Test func rowsReadBackAcrossBufferGrowth() {
+        var t = ColumnTable(schema: Self.small)
+        Self.fill(&t, 0..<3000)
+        Self.check(t, 0..<3000)
+        // Null rows take no bytes, and the offsets are the running byte count.
+        let s = t.strings[0]
+        #expect(s.offsets[0] == 0)
+        #expect(s.offsets[4] == s.offsets[3])
+        #expect(s.offsets[3000] == s.bytes.count)
+        #expect(t.int64s[0].values[3] == 0 && !t.int64s[0].valid[3])
+    }
+
+    @Test func removeAllEmptiesTheTableForReuse() {
+        var t = ColumnTable(schema: Self.small)
+        Self.fill(&t, 0..<500)
+        t.removeAll()
+        #expect(t.rowCount == 0)
+        #expect(t.isConsistent)
+        #expect(t.strings[0].bytes.count == 0)
+        Self.fill(&t, 500..<600)
+        Self.check(t, 500..<600)
+    }
+
+    @Test func copiesAreIndependentValues() {
+        var a = ColumnTable(schema: Self.small)
+        Self.fill(&a, 0..<100)
+        let b = a
+        let view = a.strings[0]
+        Self.fill(&a, 100..<2000)  // grows a's buffers: b and the view keep the old ones
+        Self.check(b, 0..<100)
+        Self.check(a, 0..<2000)
+        #expect(view.count == 100)
+        #expect(view[99] == Self.row(99).0)
+
+        var c = a
+        c.removeAll()  // clearing a shared table leaves the other copy whole
+        Self.check(a, 0..<2000)
+        Self.fill(&c, 7..<9)
+        Self.check(c, 7..<9)
+        Self.check(a, 0..<2000)
+    }
+
+    @Test func stringValuesBuiltFromParts() {
+        var t = ColumnTable(schema: Self.small)
+        let long = [UInt8](repeating: 0x7A, count: 1000)
+        t.appendRow { w in
+            w.string(0) { b in
+                b.append("ab" as StaticString)
+                b.append(UInt8(ascii: "c"))
+                long.withUnsafeBytes { b.append($0) }
+            }
+            w.int64(0, nil)
+            w.int32(0, nil)
+            w.bool(0, nil)
+        }
+        t.appendRow { w in
+            w.string(0) { _ in }  // no parts: an empty, non-null value
+            w.int64(0, 1)
+            w.int32(0, 2)
+            w.bool(0, true)
+        }
+        #expect(t.strings[0][0] == "abc" + String(repeating: "z", count: 1000))
+        #expect(t.strings[0][1] == "")
+        #expect(t.int64s[0][1] == 1 && t.int32s[0][1] == 2 && t.bools[0][1] == true)
+    }
+
+    @Test func rawBytesAndStaticStringsAppend() {
+        var t = ColumnTable(schema: Self.small)
+        let bytes: [UInt8] = [0, 0xFF, 0x41]
+        bytes.withUnsafeBytes { p in
+            t.appendRow { w in
+                w.string(0, p)
+                w.int64(0, .min)
+                w.int32(0, .max)
+                w.bool(0, false)
+            }
+        }
+        t.appendRow { w in
+            w.string(0, "sha256" as StaticString)
+            w.int64(0, .max)
+            w.int32(0, .min)
+            w.bool(0, nil)
+        }
+        t.append(string: 0, bytes: nil)
+        t.append(int64: 0, nil)
+        t.append(int32: 0, nil)
+        t.append(bool: 0, nil)
+        t.rowCount += 1
+        #expect(t.isConsistent)
+        #expect(t.strings[0].withBytes(0) { Array($0) } == bytes)
+        #expect(t.strings[0][1] == "sha256")
+        #expect(t.strings[0][2] == nil)
+        #expect(t.int64s[0][0] == .min && t.int64s[0][1] == .max)
+        #expect(t.int32s[0][0] == .max && t.int32s[0][1] == .min)
+        #expect(t.bools[0][0] == false && t.bools[0][1] == nil)
     }
 }

@@ -4,9 +4,9 @@ import Testing
 
 @Suite struct RLEHybridTests {
     func encode(_ v: [UInt32], width: Int) -> [UInt8] {
-        var out: [UInt8] = []
+        var out = ByteBuffer()
         v.withUnsafeBufferPointer { RLEHybrid.encode($0, bitWidth: width, into: &out) }
-        return out
+        return Array(out.bytes)
     }
 
     @Test func longRunsBecomeRLERuns() {
@@ -31,5 +31,25 @@ import Testing
         #expect(RLEHybrid.bitWidth(forMax: 2) == 2)
         #expect(RLEHybrid.bitWidth(forMax: 255) == 8)
         #expect(RLEHybrid.bitWidth(forMax: 256) == 9)
+    }
+}
+
+extension RLEHybridTests {
+    /// Definition levels take a byte-wide path (word compares for runs, one multiply per packed group); it must
+    /// give exactly the bytes of the general path on the same values.
+    @Test func levelBytesEncodeLikeTheGeneralPath() {
+        var seed: UInt64 = 7
+        for n in [1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 200, 1000] {
+            for density in [0, 1, 2, 5, 50, 95, 100] {
+                let levels: [UInt8] = (0..<n).map { i in
+                    seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                    // Runs of 1 to 20 equal values interleave with noise, so both RLE and packed runs occur.
+                    return (i / (1 + Int(seed >> 60))) % 3 == 0 ? 1 : UInt8(Int(seed >> 33) % 100 < density ? 1 : 0)
+                }
+                var fast = ByteBuffer()
+                levels.withUnsafeBufferPointer { RLEHybrid.encode($0, bitWidth: 1, into: &fast) }
+                #expect(Array(fast.bytes) == encode(levels.map { UInt32($0) }, width: 1), "n \(n) density \(density)")
+            }
+        }
     }
 }

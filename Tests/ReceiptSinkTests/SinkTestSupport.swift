@@ -10,15 +10,15 @@ func appendReceiptRow(_ t: inout ColumnTable, line: Int64, bundle: String?) {
         switch c.kind {
         case .string:
             if c.name == "source" {
-                t.strings[c.slot].append("in.ndjson")
+                t.append(string: c.slot, "in.ndjson")
             } else if c.name == "bundle_id" {
-                t.strings[c.slot].append(bundle)
+                t.append(string: c.slot, bundle)
             } else {
-                t.strings[c.slot].appendNull()
+                t.append(string: c.slot, nil as String?)
             }
-        case .int64, .timestampMillis: t.int64s[c.slot].append(c.name == "line" ? line : nil)
-        case .int32: t.int32s[c.slot].append(c.nullable ? nil : 0)
-        case .bool: t.bools[c.slot].append(c.nullable ? nil : false)
+        case .int64, .timestampMillis: t.append(int64: c.slot, c.name == "line" ? line : nil)
+        case .int32: t.append(int32: c.slot, c.nullable ? nil : 0)
+        case .bool: t.append(bool: c.slot, c.nullable ? nil : false)
         }
     }
     t.rowCount += 1

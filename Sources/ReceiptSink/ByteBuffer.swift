@@ -1,0 +1,89 @@
+/// A growable byte buffer in manually managed memory: the Parquet writer's page, chunk and scratch buffers.
+///
+/// Appends are a capacity compare and a store (Array's append(contentsOf:) was a generic call with a uniqueness
+/// check per value, about a fifth of the writer's instructions). Hot loops `reserve` once for a whole slice of
+/// rows and then write with the unchecked `store` methods. Not copyable: it owns its memory.
+struct ByteBuffer: ~Copyable {
+    private(set) var base: UnsafeMutableRawPointer
+    /// Bytes written; the caller may lower it (never raise it past what was written).
+    var count = 0
+    private(set) var capacity: Int
+
+    init(capacity: Int = 0) {
+        self.capacity = max(capacity, 64)
+        base = .allocate(byteCount: self.capacity, alignment: 16)
+    }
+
+    deinit { base.deallocate() }
+
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+
+    mutating func removeAll() { count = 0 }
+
+    /// Makes room for `extra` more bytes.
+    @inline(__always)
+    mutating func reserve(_ extra: Int) {
+        if capacity - count < extra { grow(extra) }
+    }
+
+    @inline(never)
+    private mutating func grow(_ extra: Int) {
+        let n = max(capacity * 2, count + extra)
+        let b = UnsafeMutableRawPointer.allocate(byteCount: n, alignment: 16)
+        b.copyMemory(from: base, byteCount: count)  // count <= capacity < n
+        base.deallocate()
+        base = b
+        capacity = n
+    }
+
+    // MARK: - Checked appends
+
+    @inline(__always)
+    mutating func append(_ p: UnsafeRawBufferPointer) {
+        reserve(p.count)
+        store(p)
+    }
+
+    @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        reserve(1)
+        store(byte)
+    }
+
+    @inline(__always)
+    mutating func appendLittleEndian<T: FixedWidthInteger>(_ v: T) {
+        reserve(MemoryLayout<T>.size)
+        storeLittleEndian(v)
+    }
+
+    // MARK: - Unchecked stores (the caller reserved the room)
+
+    @inline(__always)
+    mutating func store(_ p: UnsafeRawBufferPointer) {
+        assert(capacity - count >= p.count)
+        // In bounds: the caller reserved p.count bytes; a non-empty buffer has a base address.
+        if p.count > 0 { (base + count).copyMemory(from: p.baseAddress!, byteCount: p.count) }
+        count += p.count
+    }
+
+    @inline(__always)
+    mutating func store(_ byte: UInt8) {
+        assert(count < capacity)
+        base.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)  // in bounds: reserved by the caller
+        count += 1
+    }
+
+    @inline(__always)
+    mutating func storeLittleEndian<T: FixedWidthInteger>(_ v: T) {
+        assert(capacity - count >= MemoryLayout<T>.size)
+        // In bounds: reserved by the caller; unaligned because values of any width share the buffer.
+        (base + count).storeBytes(of: v.littleEndian, as: T.self)
+        count += MemoryLayout<T>.size
+    }
+
+    /// Overwrites 4 bytes at `offset` (< count - 3) with `v`, little-endian.
+    mutating func patchUInt32(_ v: UInt32, at offset: Int) {
+        precondition(offset >= 0 && offset + 4 <= count)
+        (base + offset).storeBytes(of: v.littleEndian, as: UInt32.self)
+    }
+}
