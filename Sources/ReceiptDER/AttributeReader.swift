@@ -52,19 +52,7 @@ extension BERReader {
         // `limit <= bytes.count`: it is the end of a SET that was bounds-checked when it was read. The smallest
         // attribute is 10 octets (30 08 02 01 t 02 01 v 04 00), so the header reads below are in range.
         guard p + 10 <= limit, byte(p) == BERTag.sequence else { return nil }
-        var q = p + 2
-        var length = Int(byte(p + 1))
-        if length >= 0x80 {
-            if length == 0x81 {
-                length = Int(byte(p + 2))
-                q = p + 3
-            } else if length == 0x82 {
-                length = Int(byte(p + 2)) << 8 | Int(byte(p + 3))
-                q = p + 4
-            } else {
-                return nil
-            }
-        }
+        guard let (q, length) = shortLength(at: p + 1, below: limit) else { return nil }
         let end = q &+ length  // q <= p + 4 and length < 2^16: no overflow
         // Eight content octets at least, so the two INTEGER headers and contents (q ..< q + 8) are in range.
         guard end <= limit, q &+ 8 <= end else { return nil }
@@ -112,20 +100,8 @@ extension BERReader {
             s = r &+ 2 &+ Int(versionCount)  // <= q + 8 <= end
         }
         guard s + 2 <= end, byte(s) == BERTag.octetString else { return nil }
-        var valueStart = s + 2
-        var valueLength = Int(byte(s + 1))
-        if valueLength >= 0x80 {
-            if valueLength == 0x81, s + 3 <= end {
-                valueLength = Int(byte(s + 2))
-                valueStart = s + 3
-            } else if valueLength == 0x82, s + 4 <= end {
-                valueLength = Int(byte(s + 2)) << 8 | Int(byte(s + 3))
-                valueStart = s + 4
-            } else {
-                return nil
-            }
-        }
-        guard valueStart + valueLength == end else { return nil }
+        guard let (valueStart, valueLength) = shortLength(at: s + 1, below: end), valueStart + valueLength == end
+        else { return nil }
         return (AttributeSlot(type: type, version: version, value: valueStart..<end, start: p), end)
     }
 
@@ -157,21 +133,9 @@ extension BERReader {
         let e = slot.value.upperBound
         if fastPaths && e - s >= 2 {
             let id = byte(s)
-            var contentStart = s + 2
-            var length = Int(byte(s + 1))
-            var ok = id & 0x1F != 0x1F
-            if length >= 0x80 {
-                if length == 0x81 && e - s >= 3 {
-                    length = Int(byte(s + 2))
-                    contentStart = s + 3
-                } else if length == 0x82 && e - s >= 4 {
-                    length = Int(byte(s + 2)) << 8 | Int(byte(s + 3))
-                    contentStart = s + 4
-                } else {
-                    ok = false
-                }
-            }
-            if ok && contentStart + length == e {
+            if id & 0x1F != 0x1F, let (contentStart, length) = shortLength(at: s + 1, below: e),
+                contentStart + length == e
+            {
                 return BERElement(
                     tagClass: id >> 6, constructed: id & 0x20 != 0, tagNumber: UInt32(id & 0x1F), identifier: id,
                     start: s, contentStart: contentStart, contentEnd: e, end: e, indefinite: false)

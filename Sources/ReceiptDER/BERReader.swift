@@ -63,6 +63,18 @@ public struct BERReader {
         bytes.baseAddress.unsafelyUnwrapped.load(fromByteOffset: i, as: UInt8.self)
     }
 
+    /// The fast paths' length: a definite length in at most three octets (short form, 0x81 or 0x82) starting at
+    /// `i`, whose octets all lie below `bound`: where the content starts and how long it is. Nil for any other
+    /// form, which the slow paths read (and reject with the precise error). The caller has checked
+    /// `i < bound <= bytes.count`.
+    @inline(__always) func shortLength(at i: Int, below bound: Int) -> (contentStart: Int, length: Int)? {
+        let l0 = byte(i)
+        if l0 < 0x80 { return (i + 1, Int(l0)) }
+        if l0 == 0x81, i + 2 <= bound { return (i + 2, Int(byte(i + 1))) }
+        if l0 == 0x82, i + 3 <= bound { return (i + 3, Int(byte(i + 1)) << 8 | Int(byte(i + 2))) }
+        return nil
+    }
+
     /// Reads the element starting at `pos`, which must end at or before `limit`.
     /// `depth` counts enclosing constructed elements, for the nesting limit.
     @inline(__always)
@@ -70,20 +82,10 @@ public struct BERReader {
         // Fast path for what DER receipts are made of: a one-octet tag and a definite length of up to 2 octets.
         if pos >= 0, pos + 4 <= limit, limit <= bytes.count {
             let id = byte(pos)
-            let l0 = byte(pos + 1)
             if id & 0x1F != 0x1F {
-                var contentStart = pos + 2
-                var length = Int(l0)
-                if l0 >= 0x80 {
-                    if l0 == 0x81 {
-                        length = Int(byte(pos + 2))
-                        contentStart = pos + 3
-                    } else if l0 == 0x82 {
-                        length = Int(byte(pos + 2)) << 8 | Int(byte(pos + 3))
-                        contentStart = pos + 4
-                    } else {
-                        return try elementSlow(at: pos, limit: limit, depth: depth)
-                    }
+                // pos + 4 <= limit: every octet of a length of up to three octets is in range.
+                guard let (contentStart, length) = shortLength(at: pos + 1, below: limit) else {
+                    return try elementSlow(at: pos, limit: limit, depth: depth)
                 }
                 let end = contentStart + length  // both below 2^31: no overflow
                 guard end <= limit else {
