@@ -35,9 +35,13 @@ public struct VerifyOutcome: Sendable {
     public var status: ReceiptStatus { error?.status ?? .valid }
 
     /// Why the check failed, as a specific detail; `nil` when verified. Builds a String on each read.
-    public var detail: String? {
+    public var detail: String? { detail(timeName: "the receipt creation date") }
+
+    /// The same detail, naming the validation time `timeName` in date-related sentences: callers that judged the
+    /// receipt at another time than its creation date (`inspect --at`) say so.
+    public func detail(timeName: String) -> String? {
         guard error != nil else { return nil }
-        return reason.sentence(entry: entry, time: validationTime)
+        return reason.sentence(entry: entry, time: validationTime, timeName: timeName)
     }
 
     /// The specific cause behind `error`.
@@ -57,7 +61,7 @@ public struct VerifyOutcome: Sendable {
         case expired
         case notYetValid
 
-        func sentence(entry: ChainEntry?, time: Int64) -> String {
+        func sentence(entry: ChainEntry?, time: Int64, timeName: String) -> String {
             switch self {
             case .none:
                 return "the receipt verified"
@@ -86,16 +90,16 @@ public struct VerifyOutcome: Sendable {
                 return entry?.verdict.sentence ?? "the certificate chain could not be verified"
             case .expired:
                 guard let entry, let w = entry.windows.first(where: { time > $0.notAfter }) else {
-                    return "a certificate of the chain had expired at the receipt creation date"
+                    return "a certificate of the chain had expired at \(timeName)"
                 }
-                return "certificate \(w.subject) expired at \(UTCText.iso(w.notAfter)), before the receipt "
-                    + "creation date \(UTCText.iso(time))"
+                return "certificate \(w.subject) expired at \(UTCText.iso(w.notAfter)), before \(timeName) "
+                    + UTCText.iso(time)
             case .notYetValid:
                 guard let entry, let w = entry.windows.first(where: { time < $0.notBefore }) else {
-                    return "a certificate of the chain was not yet valid at the receipt creation date"
+                    return "a certificate of the chain was not yet valid at \(timeName)"
                 }
-                return "certificate \(w.subject) is valid only from \(UTCText.iso(w.notBefore)), after the "
-                    + "receipt creation date \(UTCText.iso(time))"
+                return "certificate \(w.subject) is valid only from \(UTCText.iso(w.notBefore)), after \(timeName) "
+                    + UTCText.iso(time)
             }
         }
     }

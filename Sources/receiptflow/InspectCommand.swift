@@ -151,7 +151,9 @@ struct InspectReport {
             }
             report.verification = (true, outcome.verified, time, outcome.signerSHA256, report.verification.anchors)
             if let code = outcome.error {
-                report.fail(ReceiptError(code), outcome.detail)
+                // With --at the dates are judged at the given time, and the detail must not call it the creation date.
+                let timeName = atTime == nil ? "the receipt creation date" : "the validation time given with --at"
+                report.fail(ReceiptError(code), outcome.detail(timeName: timeName))
             }
         }
         return report

@@ -80,6 +80,10 @@ struct InspectCommandTests {
         let got = try Self.json(out)
         #expect(got["status"] as? Int == 21003)
         #expect(got["error_code"] as? String == "certificate_expired")
+        // Judged at --at, not at the creation date: the detail names the time it used.
+        let detail = got["error_detail"] as? String ?? ""
+        #expect(detail.contains("before the validation time given with --at"))
+        #expect(!detail.contains("creation date"))
     }
 
     @Test func noAnchorIsAUsageErrorThatSaysWhereAppleRootIs() throws {
