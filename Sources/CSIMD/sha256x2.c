@@ -5,7 +5,9 @@
 // have some; the longer message then finishes alone. Each message's padding (0x80, zeros, 64-bit bit length
 // big-endian) is laid into a small tail buffer, so the loop only ever sees whole 64-byte blocks.
 #include "CSIMD.h"
+#include "sha_blocks.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__)
@@ -39,33 +41,6 @@ typedef struct {
     __m128i abef;
     __m128i cdgh;
 } lane_state;
-
-/// Where one message's 64-byte blocks come from: the whole blocks of the input, then one or two padded blocks.
-typedef struct {
-    const uint8_t *data;
-    size_t whole;      // complete 64-byte blocks in `data`
-    size_t total;      // `whole` plus the padded tail blocks
-    uint8_t tail[128]; // the last partial block, 0x80, zeros, and the bit length
-} lane_blocks;
-
-static void lane_blocks_init(lane_blocks *b, const uint8_t *data, size_t n) {
-    b->data = data;
-    b->whole = n / 64;
-    size_t rest = n % 64;
-    // The 0x80 byte and the 8-byte length need 9 bytes after the rest; otherwise they spill into a second block.
-    size_t tail_blocks = rest + 9 <= 64 ? 1 : 2;
-    b->total = b->whole + tail_blocks;
-    memset(b->tail, 0, sizeof b->tail);
-    if (rest) memcpy(b->tail, data + b->whole * 64, rest);
-    b->tail[rest] = 0x80;
-    uint64_t bits = (uint64_t)n * 8; // lengths up to 2^61 bytes; the buffers hashed here are far smaller
-    uint8_t *end = b->tail + tail_blocks * 64;
-    for (int i = 0; i < 8; i++) end[-1 - i] = (uint8_t)(bits >> (8 * i));
-}
-
-static inline const uint8_t *lane_block(const lane_blocks *b, size_t i) {
-    return i < b->whole ? b->data + i * 64 : b->tail + (i - b->whole) * 64;
-}
 
 __attribute__((target("sha,ssse3,sse4.1"))) static inline lane_state lane_start(void) {
     // Loaded as (lane 0 first) a b c d and e f g h; rearranged into f e b a and h g d c.
@@ -184,8 +159,9 @@ __attribute__((target("sha,ssse3,sse4.1"))) static void sha256_x2_ni(
     lane_finish(s[1], out_b);
 }
 
-/// 2 when the CPU has the SHA extensions and SSE4.1, 1 when not, 0 before the first look. CPUID is slow under a
-/// hypervisor (a trap per call), so it is asked once; threads racing on the first look store the same value.
+/// 2 when the CPU has the SHA extensions and SSE4.1 (and RECEIPTFLOW_NO_SHA_X2 is unset or empty), 1 when not, 0
+/// before the first look. CPUID is slow under a hypervisor (a trap per call), so it is asked once; threads racing
+/// on the first look store the same value.
 static _Atomic int sha_ni_state = 0;
 
 int rf_sha256_x2_available(void) {
@@ -195,6 +171,8 @@ int rf_sha256_x2_available(void) {
         // Leaf 1 ECX: bit 9 SSSE3, bit 19 SSE4.1. Leaf 7 subleaf 0 EBX: bit 29 SHA.
         int ok = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx >> 9 & 1) && (ecx >> 19 & 1);
         ok = ok && __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ebx >> 29 & 1);
+        const char *off = getenv("RECEIPTFLOW_NO_SHA_X2");
+        if (off && *off) ok = 0;
         state = ok ? 2 : 1;
         atomic_store_explicit(&sha_ni_state, state, memory_order_relaxed);
     }

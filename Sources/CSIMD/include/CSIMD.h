@@ -21,6 +21,13 @@ size_t rf_json_plain_run(const uint8_t *p, size_t n);
 /// hashes another way).
 int rf_sha256_x2(const uint8_t *a, size_t na, uint8_t *out_a, const uint8_t *b, size_t nb, uint8_t *out_b);
 
-/// 1 when `rf_sha256_x2` can run on this CPU (CPUID: SHA extensions, SSSE3 and SSE4.1), else 0.
+/// The SHA-1 of `a[0..<na]` into `out_a` and of `b[0..<nb]` into `out_b` (20 bytes each), the two messages
+/// interleaved with the SHA extensions, as `rf_sha256_x2`. Returns 1, or 0 without writing anything when the CPU
+/// lacks the SHA extensions.
+int rf_sha1_x2(const uint8_t *a, size_t na, uint8_t *out_a, const uint8_t *b, size_t nb, uint8_t *out_b);
+
+/// 1 when `rf_sha256_x2` and `rf_sha1_x2` can run on this CPU (CPUID: SHA extensions, SSSE3 and SSE4.1), else 0.
+/// Also 0 when the environment variable RECEIPTFLOW_NO_SHA_X2 is set to anything non-empty (to run the fallback
+/// path on a CPU that has the extensions); read once.
 int rf_sha256_x2_available(void);
 #endif
