@@ -2,7 +2,7 @@
 // before; OpenSSL uses the SHA extensions too, one message at a time), for one buffer and for two buffers one after
 // the other, at sizes 0.5-8 KB (receipt contents are about 1.6 KB). Thread CPU time, best of three. Not part of the
 // package build; run from the repository root:
-//   cc -O2 -ISources/CSIMD/include scripts/sha1x2-bench.c Sources/CSIMD/sha1x2.c Sources/CSIMD/sha256x2.c \
+//   cc -O2 -ISources/CSIMD/include scripts/sha1x2-bench.c Sources/CSIMD/sha1x2.c Sources/CSIMD/sha256x2.c
 //     -lcrypto -o /tmp/sha1x2-bench
 //   /tmp/sha1x2-bench
 #define _GNU_SOURCE

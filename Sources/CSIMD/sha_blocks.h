@@ -6,6 +6,9 @@
 #include <stdint.h>
 #include <string.h>
 
+/// A helper compiled for the SHA extensions (callers check CPUID first); unused in some of the including files.
+#define SHA_NI_HELPER __attribute__((target("sha,ssse3,sse4.1"), unused))
+
 /// Where one message's 64-byte blocks come from: the whole blocks of the input, then one or two padded blocks.
 typedef struct {
     const uint8_t *data;

@@ -76,24 +76,21 @@ public final class RecordProcessor {
         var source = batch.sourceName
         source.withUTF8 { name in
             let src = UnsafeRawBufferPointer(name)
-            // Two records at a time: both decoded, their receipt_sha256 computed together, both parsed, their
-            // signed contents digested together, then each verified and finished in input order (a lone last
-            // record alone).
+            // Two records at a time: both decoded and parsed, their receipt_sha256 and signed-content digests
+            // computed together, then each verified and finished in input order (a lone last record alone).
             var i = batch.records.startIndex
             while i < batch.records.endIndex {
                 var first = prepare(batch, i, src, lanes.0)
+                parse(&first)
                 if i + 1 < batch.records.endIndex {
                     var second = prepare(batch, i + 1, src, lanes.1)
-                    hashReceipts(&first, &second)
-                    parse(&first)
                     parse(&second)
-                    digestContents(&first, &second)
+                    hash(&first, &second)
                     finish(first, &out, &counts)
                     finish(second, &out, &counts)
                     i += 2
                 } else {
-                    hashReceipt(&first)
-                    parse(&first)
+                    hash(&first)
                     finish(first, &out, &counts)
                     i += 1
                 }
@@ -181,23 +178,33 @@ public final class RecordProcessor {
         return .receipt(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(lane.decoded)[0..<n]))
     }
 
-    /// receipt_sha256 of a record that reached its receipt bytes.
-    private func hashReceipt(_ p: inout Prepared) {
-        guard case .receipt(let der) = p.decoded else { return }
-        hasher.sha256Hex(der, into: p.hex)
-        p.ctx.receiptSHA256 = UnsafeRawBufferPointer(p.hex)
+    /// receipt_sha256 of each record that reached its receipt bytes, and (when verifying) the digest of each parsed
+    /// receipt's signed content, all computed together (`ContentHasher.digests`).
+    private func hash(_ a: inout Prepared, _ b: inout Prepared) {
+        let (receipts, contents) = hasher.digests(digestInput(a), digestInput(b))
+        keep(receipts.0, contents.0, &a)
+        keep(receipts.1, contents.1, &b)
     }
 
-    /// receipt_sha256 of two records, computed together when both reached their receipt bytes.
-    private func hashReceipts(_ a: inout Prepared, _ b: inout Prepared) {
-        guard case .receipt(let x) = a.decoded, case .receipt(let y) = b.decoded else {
-            hashReceipt(&a)
-            hashReceipt(&b)
-            return
+    /// `hash` of a lone record: its receipt and its content still share the two lanes.
+    private func hash(_ a: inout Prepared) {
+        let (receipts, contents) = hasher.digests(digestInput(a), nil)
+        keep(receipts.0, contents.0, &a)
+    }
+
+    private func keep(_ receipt: SHA256Digest?, _ content: ContentDigest?, _ p: inout Prepared) {
+        if let receipt {
+            receipt.writeHex(into: p.hex)
+            p.ctx.receiptSHA256 = UnsafeRawBufferPointer(p.hex)
         }
-        hasher.sha256HexPair(x, into: a.hex, y, into: b.hex)
-        a.ctx.receiptSHA256 = UnsafeRawBufferPointer(a.hex)
-        b.ctx.receiptSHA256 = UnsafeRawBufferPointer(b.hex)
+        p.contentDigest = content
+    }
+
+    /// What to hash for a record: its receipt bytes, and its signed content when it will be verified.
+    private func digestInput(_ p: Prepared) -> ReceiptDigestInput {
+        guard case .receipt(let der) = p.decoded else { return ReceiptDigestInput(receipt: nil) }
+        guard let signed = signedContent(p) else { return ReceiptDigestInput(receipt: der) }
+        return ReceiptDigestInput(receipt: der, content: signed.content, algorithm: signed.algorithm)
     }
 
     /// Parses the record's receipt with the lane's parser, keeping the error for `finish`.
@@ -210,16 +217,10 @@ public final class RecordProcessor {
         }
     }
 
-    /// The signed-content digests of two parsed records, computed together (when verifying, and both receipts
-    /// parsed with a supported digest algorithm; otherwise the verifier hashes each content itself).
-    private func digestContents(_ a: inout Prepared, _ b: inout Prepared) {
-        guard verifier != nil, let x = signedContent(a), let y = signedContent(b) else { return }
-        (a.contentDigest, b.contentDigest) = hasher.contentDigests(x.content, x.algorithm, y.content, y.algorithm)
-    }
-
-    /// The content a parsed receipt's signature covers the digest of, and the digest's algorithm.
+    /// The content a parsed receipt's signature covers the digest of, and the digest's algorithm: nil when not
+    /// verifying, or when the receipt did not parse or names another algorithm (the verifier then decides alone).
     private func signedContent(_ p: Prepared) -> (content: UnsafeRawBufferPointer, algorithm: DigestAlgorithm)? {
-        guard case .receipt(let der) = p.decoded, p.parseError == nil else { return nil }
+        guard verifier != nil, case .receipt(let der) = p.decoded, p.parseError == nil else { return nil }
         let algorithm = p.parser.container.digestAlgorithm
         guard algorithm != .unsupported else { return nil }
         // The content lies in `der` (the lane's buffer) or in the parser's scratch: both stay as they are until the

@@ -84,3 +84,74 @@ extension ContentHasher {
         return (ContentDigest(algorithmA, da, of: a), ContentDigest(algorithmB, db, of: b))
     }
 }
+
+/// What to hash for one receipt: its bytes (for `receipt_sha256`), its signed content with the SignerInfo's
+/// algorithm (for the signature), or both.
+public struct ReceiptDigestInput {
+    public var receipt: UnsafeRawBufferPointer?
+    public var content: UnsafeRawBufferPointer?
+    public var algorithm: DigestAlgorithm
+
+    public init(
+        receipt: UnsafeRawBufferPointer?, content: UnsafeRawBufferPointer? = nil,
+        algorithm: DigestAlgorithm = .unsupported
+    ) {
+        self.receipt = receipt
+        self.content = content
+        self.algorithm = algorithm
+    }
+}
+
+extension ContentHasher {
+    /// The SHA-256 of each receipt and the digest of each signed content (nil where not asked for, or for an
+    /// algorithm other than SHA-1 and SHA-256), for up to two receipts.
+    ///
+    /// With the SHA extensions all of them go through two lanes together (`rf_sha_jobs_x2`: both receipts first,
+    /// then both contents; each lane takes the next message when its own is done), so a long receipt is hashed
+    /// beside the other messages rather than alone, and a SHA-1 content can run beside a SHA-256 one. Otherwise
+    /// OpenSSL hashes each. Allocates nothing.
+    public func digests(_ a: ReceiptDigestInput, _ b: ReceiptDigestInput?) -> (
+        receipts: (SHA256Digest?, SHA256Digest?), contents: (ContentDigest?, ContentDigest?)
+    ) {
+        guard twoLane else {
+            return (
+                (a.receipt.map(sha256), b?.receipt.map(sha256)),
+                (contentDigest(of: a), b.flatMap { contentDigest(of: $0) })
+            )
+        }
+        // Job k writes its digest to out[32k..<32k+32]; slot k stays zero when its message is not asked for.
+        var out: (SHA256Digest, SHA256Digest, SHA256Digest, SHA256Digest) = (.init(), .init(), .init(), .init())
+        let hashA = a.content != nil && a.algorithm != .unsupported
+        let hashB = b.map { $0.content != nil && $0.algorithm != .unsupported } ?? false
+        withUnsafeMutableBytes(of: &out) { o in
+            withUnsafeTemporaryAllocation(of: rf_sha_job.self, capacity: 4) { jobs in
+                var n = 0
+                // Each buffer is live for the call and read for its own length; each slot holds 32 bytes.
+                func add(_ bytes: UnsafeRawBufferPointer, _ slot: Int, sha256: Bool) {
+                    jobs[n] = rf_sha_job(
+                        data: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), count: bytes.count,
+                        out: (o.baseAddress! + 32 * slot).assumingMemoryBound(to: UInt8.self), sha256: sha256 ? 1 : 0)
+                    n += 1
+                }
+                if let r = a.receipt { add(r, 0, sha256: true) }
+                if let r = b?.receipt { add(r, 1, sha256: true) }
+                if hashA, let c = a.content { add(c, 2, sha256: a.algorithm == .sha256) }
+                if hashB, let b, let c = b.content { add(c, 3, sha256: b.algorithm == .sha256) }
+                let done = rf_sha_jobs_x2(jobs.baseAddress, n)
+                // 0 only without the SHA extensions, which `twoLane` already ruled out.
+                precondition(done == 1, "two-lane SHA refused on a CPU that reported the SHA extensions")
+            }
+        }
+        return (
+            (a.receipt != nil ? out.0 : nil, b?.receipt != nil ? out.1 : nil),
+            (
+                hashA ? ContentDigest(a.algorithm, out.2, of: a.content!) : nil,
+                hashB ? ContentDigest(b!.algorithm, out.3, of: b!.content!) : nil
+            )
+        )
+    }
+
+    private func contentDigest(of input: ReceiptDigestInput) -> ContentDigest? {
+        input.content.flatMap { contentDigest($0, input.algorithm) }
+    }
+}

@@ -133,4 +133,51 @@ struct ContentDigestTests {
             #expect(!whole.matches(UnsafeRawBufferPointer(rebasing: all[1...]), .sha1))
         }
     }
+
+    // MARK: - Receipts and contents together
+
+    @Test func digestsOfReceiptsAndContentsEqualOpenSSLOneByOne() {
+        // Every shape of request (a receipt's bytes or not, a content of each algorithm or none, a second receipt
+        // or not), lengths from empty to 100 KB so that either lane's messages may end first, in both hashers.
+        var rng = SplitMix(seed: 0x00d1_6e57)
+        let algorithms: [DigestAlgorithm] = [.sha1, .sha256, .unsupported]
+        for hasher in Self.hashers {
+            for round in 0..<600 {
+                func length() -> Int { rng.chance(0.2) ? rng.int(100_000) : rng.int(3000) }
+                let buffers = (0..<4).map { _ in rng.bytes(length()) }
+                let algA = algorithms[rng.int(3)]
+                let algB = algorithms[rng.int(3)]
+                let (withReceiptA, withContentA) = (rng.chance(0.8), rng.chance(0.8))
+                let (withReceiptB, withContentB, second) = (rng.chance(0.8), rng.chance(0.8), rng.chance(0.8))
+                buffers[0].withUnsafeBytes { ra in
+                    buffers[1].withUnsafeBytes { ca in
+                        buffers[2].withUnsafeBytes { rb in
+                            buffers[3].withUnsafeBytes { cb in
+                                let a = ReceiptDigestInput(
+                                    receipt: withReceiptA ? ra : nil, content: withContentA ? ca : nil,
+                                    algorithm: algA)
+                                let b = ReceiptDigestInput(
+                                    receipt: withReceiptB ? rb : nil, content: withContentB ? cb : nil,
+                                    algorithm: algB)
+                                let (receipts, contents) = hasher.digests(a, second ? b : nil)
+                                let label = "round \(round), two lanes: \(hasher.twoLane)"
+                                #expect(receipts.0 == (withReceiptA ? hasher.sha256(ra) : nil), "\(label)")
+                                #expect(contents.0?.hex == (withContentA ? hasher.contentDigest(ca, algA)?.hex : nil))
+                                #expect(contents.0.map { $0.matches(ca, algA) } ?? true)
+                                if second {
+                                    #expect(receipts.1 == (withReceiptB ? hasher.sha256(rb) : nil), "\(label)")
+                                    #expect(
+                                        contents.1?.hex == (withContentB ? hasher.contentDigest(cb, algB)?.hex : nil),
+                                        "\(label)")
+                                    #expect(contents.1.map { $0.matches(cb, algB) } ?? true)
+                                } else {
+                                    #expect(receipts.1 == nil && contents.1 == nil)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
