@@ -41,9 +41,11 @@ enum Floors {
         if sha256 { _ = SHA256(p, content.count, out) } else { _ = SHA1(p, content.count, out) }
     }
 
-    /// The digests of two contents of one algorithm, the fastest way this machine has: together through the
-    /// two-lane SHA kernels when the CPU has the SHA extensions (what the exporter does), else OpenSSL one after
-    /// the other. A floor must be work no exporter can skip, and an exporter need not hash slower than this.
+    /// The digests of two contents of one algorithm: together through the two-lane SHA kernels when the CPU has
+    /// the SHA extensions, else OpenSSL one after the other. A floor must be work no exporter can skip, and an
+    /// exporter need not hash slower than this. Not quite the least possible either: the longer content of a pair
+    /// still runs alone in one lane, which a stream of all contents on refilling lanes (`rf_sha_jobs_x2`, which the
+    /// exporter uses per pair of receipts) would avoid.
     @inline(__always)
     static func signedDigestPair(
         _ hasher: ContentHasher, _ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, sha256: Bool,
