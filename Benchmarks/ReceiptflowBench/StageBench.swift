@@ -82,6 +82,8 @@ final class StagePass {
     let scanner = NDJSONScanner(field: nil, idField: "id")
     let hasher = ContentHasher()
     let parser = ReceiptParser()
+    /// The second of each pair of receipts verified together (as `RecordProcessor` holds two parsed at once).
+    let parser2 = ReceiptParser()
     let cache: ChainCache
     let verifier: ReceiptVerifier
     let processor: RecordProcessor
@@ -185,7 +187,7 @@ final class StagePass {
         var base64 = StageClock("base64", "base64 decode")
         var hash = StageClock("hash", "receipt_sha256 (SHA-256 of the DER)")
         var parse = StageClock("parse", "parse (PKCS #7 + payload)")
-        var digest = StageClock("digest", "signed digest (SHA-1/SHA-256 of the content)")
+        var digest = StageClock("digest", "signed digest (SHA-1/SHA-256 of the content, two at a time)")
         var parseVerify = StageClock("parse+verify", "")
         var verify = StageClock("verify", "verify (digest + RSA + cached chain)")
         var worker = StageClock("worker", "worker total (RecordProcessor.process)")
@@ -243,40 +245,8 @@ final class StagePass {
                 return (ders.count, bytes)
             }
             copyContents()
-            c.digest.time {
-                var bytes = 0
-                for (r, sha256) in contents {
-                    // In range: every range was cut from the arena by copyContents.
-                    Floors.signedDigest(
-                        UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(contentArena)[r]), sha256: sha256,
-                        into: digestOut)
-                    bytes += r.count
-                }
-                return (contents.count, bytes)
-            }
-            c.parseVerify.time {
-                var bytes = 0
-                for d in ders {
-                    do throws(ReceiptError) { try parser.parse(d) } catch { continue }
-                    let created = parser.fields.receiptCreationDate ?? 0
-                    let m = Measure.mallocs()
-                    let o = parser.withContent(d) { content in
-                        verifier.verify(der: d, container: parser.container, content: content, validationTime: created)
-                    }
-                    if o.error == nil {
-                        t.valid += 1
-                        t.validAllocations += Int(Measure.mallocs() &- m)
-                    }
-                    t.verifyCalls += 1
-                    switch o.error {
-                    case nil, .badSignature?, .certificatePolicy?, .certificateExpired?, .certificateNotYetValid?:
-                        t.rsa += 1
-                    default: break
-                    }
-                    bytes += d.count
-                }
-                return (ders.count, bytes)
-            }
+            c.digest.time { signedDigests() }
+            c.parseVerify.time { parseAndVerify(&t) }
             c.worker.time {
                 processor.process(batch, into: &out, counts: &counts)
                 return (batch.records.count, batch.records.reduce(0) { $0 + $1.length })
@@ -296,7 +266,8 @@ final class StagePass {
         return t
     }
 
-    /// Untimed: parses each receipt again and copies its signed content (SHA-1 or SHA-256) into the arena.
+    /// Untimed: parses each receipt again and copies its signed content (SHA-1 or SHA-256) into the arena, then
+    /// orders the contents SHA-1 first (`signedDigests` pairs neighbours of one algorithm).
     private func copyContents() {
         contents.removeAll(keepingCapacity: true)
         var cursor = 0
@@ -312,6 +283,11 @@ final class StagePass {
                 cursor += content.count
             }
         }
+        let sha1 = contents.filter { !$0.sha256 }
+        let sha256 = contents.filter { $0.sha256 }
+        contents.removeAll(keepingCapacity: true)
+        contents.append(contentsOf: sha1)
+        contents.append(contentsOf: sha256)
     }
 
     /// The NDJSON key scan of every record: the receipt string's bytes, unescaped into the arena when needed.

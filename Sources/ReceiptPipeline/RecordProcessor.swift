@@ -12,7 +12,6 @@ import ReceiptVerify
 public final class RecordProcessor {
     let config: PipelineConfig
     let scanner: NDJSONScanner
-    let parser = ReceiptParser()
     let verifier: ReceiptVerifier?
     let hasher = ContentHasher()
     let bundleIDs: [[UInt8]]
@@ -20,7 +19,8 @@ public final class RecordProcessor {
     let renderNDJSON: Bool
     /// The unescaped receipt string (consumed by base64 decoding before the next record is read).
     let unescaped: UnsafeMutableRawBufferPointer
-    /// Two records are held decoded at once so that their `receipt_sha256` can be computed together.
+    /// Two records are held decoded and parsed at once so that their `receipt_sha256` and their signed-content
+    /// digests can be computed together.
     let lanes: (Lane, Lane)
 
     /// - Parameter cache: the run's shared chain cache; required when `config.verify` is true.
@@ -42,11 +42,13 @@ public final class RecordProcessor {
         lanes.1.deallocate()
     }
 
-    /// One held record's buffers: base64 output, the unescaped record id, the hex `receipt_sha256`.
+    /// One held record's buffers: base64 output, the unescaped record id, the hex `receipt_sha256`, and the parser
+    /// whose views describe the record until the lane's next record.
     struct Lane {
         let decoded: UnsafeMutableRawBufferPointer
         let idScratch: UnsafeMutableRawBufferPointer
         let hex: UnsafeMutableRawBufferPointer
+        let parser = ReceiptParser()
 
         init(maxRecord: Int) {
             decoded = .allocate(byteCount: Base64.maxDecodedCount(maxRecord), alignment: 16)
@@ -74,19 +76,21 @@ public final class RecordProcessor {
         var source = batch.sourceName
         source.withUTF8 { name in
             let src = UnsafeRawBufferPointer(name)
-            // Two records at a time: both decoded, their receipt_sha256 computed together, then each finished in
-            // input order (a lone last record alone).
+            // Two records at a time: both decoded and parsed, their receipt_sha256 and signed-content digests
+            // computed together, then each verified and finished in input order (a lone last record alone).
             var i = batch.records.startIndex
             while i < batch.records.endIndex {
                 var first = prepare(batch, i, src, lanes.0)
+                parse(&first)
                 if i + 1 < batch.records.endIndex {
                     var second = prepare(batch, i + 1, src, lanes.1)
-                    hashReceipts(&first, &second)
+                    parse(&second)
+                    hash(&first, &second)
                     finish(first, &out, &counts)
                     finish(second, &out, &counts)
                     i += 2
                 } else {
-                    hashReceipt(&first)
+                    hash(&first)
                     finish(first, &out, &counts)
                     i += 1
                 }
@@ -103,12 +107,18 @@ public final class RecordProcessor {
         var receiptSHA256: UnsafeRawBufferPointer? = nil
     }
 
-    /// A record taken as far as its receipt bytes, or to the failure that stopped it before them.
+    /// A record taken as far as its parsed receipt, or to the failure that stopped it before its receipt bytes.
     struct Prepared {
         var ctx: RowContext
         /// The lane's buffer for the hex digest of the receipt bytes.
         let hex: UnsafeMutableRawBufferPointer
+        /// The lane's parser: after `parse`, its views describe this record's receipt.
+        let parser: ReceiptParser
         let decoded: Decoded
+        /// Why parsing the receipt failed (after `parse`; the parser keeps what it decoded before the error).
+        var parseError: ReceiptError? = nil
+        /// The digest of the signed content, when computed together with the other record's.
+        var contentDigest: ContentDigest? = nil
     }
 
     enum Decoded {
@@ -133,7 +143,7 @@ public final class RecordProcessor {
             // untouched until the next fill.
             decoded = batch.withRecord(i) { line in decodeLine(line, batch.format, lane, &ctx) }
         }
-        return Prepared(ctx: ctx, hex: lane.hex, decoded: decoded)
+        return Prepared(ctx: ctx, hex: lane.hex, parser: lane.parser, decoded: decoded)
     }
 
     /// The receipt bytes of `line` into `lane.decoded`, or the failure of the line's JSON or base64.
@@ -168,23 +178,54 @@ public final class RecordProcessor {
         return .receipt(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(lane.decoded)[0..<n]))
     }
 
-    /// receipt_sha256 of a record that reached its receipt bytes.
-    private func hashReceipt(_ p: inout Prepared) {
-        guard case .receipt(let der) = p.decoded else { return }
-        hasher.sha256Hex(der, into: p.hex)
-        p.ctx.receiptSHA256 = UnsafeRawBufferPointer(p.hex)
+    /// receipt_sha256 of each record that reached its receipt bytes, and (when verifying) the digest of each parsed
+    /// receipt's signed content, all computed together (`ContentHasher.digests`).
+    private func hash(_ a: inout Prepared, _ b: inout Prepared) {
+        let (receipts, contents) = hasher.digests(digestInput(a), digestInput(b))
+        keep(receipts.0, contents.0, &a)
+        keep(receipts.1, contents.1, &b)
     }
 
-    /// receipt_sha256 of two records, computed together when both reached their receipt bytes.
-    private func hashReceipts(_ a: inout Prepared, _ b: inout Prepared) {
-        guard case .receipt(let x) = a.decoded, case .receipt(let y) = b.decoded else {
-            hashReceipt(&a)
-            hashReceipt(&b)
-            return
+    /// `hash` of a lone record: its receipt and its content still share the two lanes.
+    private func hash(_ a: inout Prepared) {
+        let (receipts, contents) = hasher.digests(digestInput(a), nil)
+        keep(receipts.0, contents.0, &a)
+    }
+
+    private func keep(_ receipt: SHA256Digest?, _ content: ContentDigest?, _ p: inout Prepared) {
+        if let receipt {
+            receipt.writeHex(into: p.hex)
+            p.ctx.receiptSHA256 = UnsafeRawBufferPointer(p.hex)
         }
-        hasher.sha256HexPair(x, into: a.hex, y, into: b.hex)
-        a.ctx.receiptSHA256 = UnsafeRawBufferPointer(a.hex)
-        b.ctx.receiptSHA256 = UnsafeRawBufferPointer(b.hex)
+        p.contentDigest = content
+    }
+
+    /// What to hash for a record: its receipt bytes, and its signed content when it will be verified.
+    private func digestInput(_ p: Prepared) -> ReceiptDigestInput {
+        guard case .receipt(let der) = p.decoded else { return ReceiptDigestInput(receipt: nil) }
+        guard let signed = signedContent(p) else { return ReceiptDigestInput(receipt: der) }
+        return ReceiptDigestInput(receipt: der, content: signed.content, algorithm: signed.algorithm)
+    }
+
+    /// Parses the record's receipt with the lane's parser, keeping the error for `finish`.
+    private func parse(_ p: inout Prepared) {
+        guard case .receipt(let der) = p.decoded else { return }
+        do throws(ReceiptError) {
+            try p.parser.parse(der)
+        } catch {
+            p.parseError = error
+        }
+    }
+
+    /// The content a parsed receipt's signature covers the digest of, and the digest's algorithm: nil when not
+    /// verifying, or when the receipt did not parse or names another algorithm (the verifier then decides alone).
+    private func signedContent(_ p: Prepared) -> (content: UnsafeRawBufferPointer, algorithm: DigestAlgorithm)? {
+        guard verifier != nil, case .receipt(let der) = p.decoded, p.parseError == nil else { return nil }
+        let algorithm = p.parser.container.digestAlgorithm
+        guard algorithm != .unsupported else { return nil }
+        // The content lies in `der` (the lane's buffer) or in the parser's scratch: both stay as they are until the
+        // lane's next record, after this one is finished.
+        return (p.parser.withContent(der) { $0 }, algorithm)
     }
 
     /// Appends the record's row (and transactions): its failure, or the outcome of its receipt.
@@ -192,7 +233,7 @@ public final class RecordProcessor {
         var ctx = p.ctx
         switch p.decoded {
         case .failed(let code, let detail): fail(&out, &counts, &ctx, code, detail)
-        case .receipt(let der): processReceipt(der, &out, &counts, &ctx)
+        case .receipt(let der): processReceipt(der, p, &out, &counts, &ctx)
         }
     }
 
@@ -218,22 +259,19 @@ public final class RecordProcessor {
 
     // MARK: - Receipt bytes to rows
 
+    /// The row of a parsed receipt (`p`, whose receipt bytes are `der`).
     private func processReceipt(
-        _ der: UnsafeRawBufferPointer, _ out: inout ColumnBatch, _ counts: inout BatchCounts, _ ctx: inout RowContext
+        _ der: UnsafeRawBufferPointer, _ p: Prepared, _ out: inout ColumnBatch, _ counts: inout BatchCounts,
+        _ ctx: inout RowContext
     ) {
-        var parseError: ReceiptError? = nil
-        do throws(ReceiptError) {
-            try parser.parse(der)
-        } catch {
-            parseError = error
-        }
+        let parser = p.parser
         parser.withContent(der) { payload in
             let fields = parser.fields
             var verdict = Verdict()
-            if let e = parseError {
+            if let e = p.parseError {
                 verdict.reject(e.code, e.code.status, Detail(e))
             } else {
-                check(der, payload, fields, &verdict)
+                check(der, payload, fields, parser, p.contentDigest, &verdict)
             }
             let digest = parser.container.digestAlgorithm
             // Receipt columns stay null when the container could not be read (contract: "null otherwise").
@@ -272,12 +310,13 @@ public final class RecordProcessor {
     /// Verification (unless `--no-verify`), then the environment and bundle policies.
     private func check(
         _ der: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer, _ fields: ReceiptFields,
-        _ verdict: inout Verdict
+        _ parser: ReceiptParser, _ contentDigest: ContentDigest?, _ verdict: inout Verdict
     ) {
         if let verifier {
             let created = fields.receiptCreationDate
             let outcome = verifier.verify(
-                der: der, container: parser.container, content: payload, validationTime: created ?? 0)
+                der: der, container: parser.container, content: payload, validationTime: created ?? 0,
+                contentDigest: contentDigest)
             verdict.signer = outcome.signerSHA256
             if let code = outcome.error,
                 created != nil || (code != .certificateExpired && code != .certificateNotYetValid)
@@ -292,7 +331,7 @@ public final class RecordProcessor {
                 verdict.verified = true
             }
         } else {
-            verdict.signer = signerFingerprint(der)
+            verdict.signer = signerFingerprint(der, parser.container)
         }
         let type = fields.receiptType.flatMap { r -> UnsafeRawBufferPointer? in
             r.upperBound <= payload.count ? UnsafeRawBufferPointer(rebasing: payload[r]) : nil
@@ -336,8 +375,7 @@ public final class RecordProcessor {
 
     /// With `--no-verify`: the hex SHA-256 of the embedded certificate the SignerInfo names, found by issuer and
     /// serial number, without checking anything.
-    private func signerFingerprint(_ der: UnsafeRawBufferPointer) -> String? {
-        let c = parser.container
+    private func signerFingerprint(_ der: UnsafeRawBufferPointer, _ c: SignedDataView) -> String? {
         guard c.signerSerial.upperBound <= der.count, c.signerIssuer.upperBound <= der.count else { return nil }
         let serial = der[c.signerSerial]
         let issuer = der[c.signerIssuer]

@@ -31,8 +31,11 @@ public final class ReceiptVerifier {
     ///   - container: the parser's view of the SignedData.
     ///   - content: the encapsulated content (the payload), possibly in the parser's scratch buffer.
     ///   - validationTime: the receipt creation date (attribute 12), epoch milliseconds.
+    ///   - contentDigest: the digest of `content`, when the caller computed it already (two receipts at a time,
+    ///     `ContentHasher.contentDigests`); used only if it is of this very buffer with the SignerInfo's algorithm.
     public func verify(
-        der: UnsafeRawBufferPointer, container: SignedDataView, content: UnsafeRawBufferPointer, validationTime: Int64
+        der: UnsafeRawBufferPointer, container: SignedDataView, content: UnsafeRawBufferPointer, validationTime: Int64,
+        contentDigest: ContentDigest? = nil
     ) -> VerifyOutcome {
         let alg = container.digestAlgorithm
         func outcome(_ code: ErrorCode?, _ reason: VerifyOutcome.Reason, _ entry: ChainEntry?) -> VerifyOutcome {
@@ -66,10 +69,14 @@ public final class ReceiptVerifier {
 
         // The signed digest: of the content, or of the signed attributes when present.
         var digest = SHA256Digest()
-        let hashed = digest.withUnsafeMutableBytes { out in
-            DigestEngine.digest(md, parts: content, nil, into: out)
+        if let pre = contentDigest, pre.matches(content, alg) {
+            digest = pre.value
+        } else {
+            let hashed = digest.withUnsafeMutableBytes { out in
+                DigestEngine.digest(md, parts: content, nil, into: out)
+            }
+            guard hashed else { return outcome(.badSignature, .signatureMismatch, entry) }
         }
-        guard hashed else { return outcome(.badSignature, .signatureMismatch, entry) }
         if let attrs = container.signedAttributes {
             guard let mdRange = container.messageDigest else {
                 return outcome(.badSignature, .missingMessageDigest, entry)

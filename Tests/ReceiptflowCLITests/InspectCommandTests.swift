@@ -2,11 +2,16 @@ import Foundation
 import ReceiptTestSupport
 import Testing
 
-/// Runs the built `receiptflow` binary and returns (exit status, stdout, stderr).
-func runTool(_ args: [String], stdin: Data? = nil) throws -> (Int32, Data, String) {
+/// Runs the built `receiptflow` binary and returns (exit status, stdout, stderr); `environment` adds variables to
+/// this process's environment.
+func runTool(_ args: [String], stdin: Data? = nil, environment: [String: String] = [:]) throws -> (Int32, Data, String)
+{
     let p = Process()
     p.executableURL = Fixtures.executable
     p.arguments = args
+    if !environment.isEmpty {
+        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     let out = Pipe()
     let err = Pipe()
     p.standardOutput = out
