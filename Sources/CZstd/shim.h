@@ -1,1 +1,4 @@
+// The buffer-less decompression API (ReceiptIO's in-place decoding) is in zstd.h's static-linking section; the
+// shared libzstd exports it.
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
