@@ -33,7 +33,8 @@ final class InPlaceState {
     func protectHistory(_ batch: RecordBatch) {
         guard let history, batch.buffer === history else { return }
         // The spare is never `history`: that buffer is in this batch.
-        let replacement = spare.flatMap { $0.capacity == batch.capacity ? $0 : nil } ?? BatchBuffer(capacity: batch.capacity)
+        let replacement =
+            spare.flatMap { $0.capacity == batch.capacity ? $0 : nil } ?? BatchBuffer(capacity: batch.capacity)
         spare = batch.exchangeBuffer(replacement)
     }
 

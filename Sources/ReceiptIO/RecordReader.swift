@@ -96,9 +96,9 @@ public final class RecordReader {
         let step = 64 << 10
         // In place, decoded bytes are never moved or overwritten (libzstd reads back-references from them), reads
         // offer room for a whole block, and a batch decodes only when it has room for a window after its carry.
-        let inPlace = self.inPlace != nil
-        let minRoom = inPlace ? ZstdByteSource.directRoom : 1
-        let mayDecode = self.inPlace?.mayDecode(carried: filled, capacity: cap) ?? true
+        let decodesInPlace = inPlace != nil
+        let minRoom = decodesInPlace ? ZstdByteSource.directRoom : 1
+        let mayDecode = inPlace?.mayDecode(carried: filled, capacity: cap) ?? true
         var decoded = false
 
         scanning: while true {
@@ -107,7 +107,7 @@ public final class RecordReader {
                 let nl = memchr(buf + scanned, 0x0A, filled - scanned)
                 if skipping {
                     guard let nl else {
-                        if inPlace {
+                        if decodesInPlace {
                             // Decoded bytes stay where they are: step over them.
                             lineStart = filled
                             scanned = filled
@@ -119,7 +119,7 @@ public final class RecordReader {
                         break
                     }
                     let q = buf.distance(to: UnsafeMutableRawPointer(nl))
-                    if inPlace {
+                    if decodesInPlace {
                         lineStart = q + 1
                     } else {
                         // Keep what follows the skipped line's newline.
@@ -140,7 +140,7 @@ public final class RecordReader {
                             batch.records.append(RecordSpan(offset: lineStart, length: 0, line: line, tooLarge: true))
                         }
                         skipping = true
-                        if inPlace { lineStart = filled } else { filled = lineStart }
+                        if decodesInPlace { lineStart = filled } else { filled = lineStart }
                         scanned = lineStart
                         if batch.records.count == maxRecords {
                             full = true
@@ -164,7 +164,7 @@ public final class RecordReader {
                 break
             }
             // In place, the whole room: the source decodes one block per read whatever room it is given.
-            let end = inPlace ? cap : filled < target ? target : min(cap, filled + step)
+            let end = decodesInPlace ? cap : filled < target ? target : min(cap, filled + step)
             let n = try source.read(into: UnsafeMutableRawBufferPointer(start: buf + filled, count: end - filled))
             if n == 0 {
                 ended = true
@@ -173,7 +173,7 @@ public final class RecordReader {
                 decoded = true
             }
         }
-        if full && decoded, let state = self.inPlace {
+        if full && decoded, let state = inPlace {
             // The next batch starts a new segment: make this one long enough first (the bytes become carry).
             while state.zstd.needsLongerSegment {
                 let n = try source.read(into: UnsafeMutableRawBufferPointer(start: buf + filled, count: cap - filled))
@@ -184,7 +184,7 @@ public final class RecordReader {
                 filled += n
             }
         }
-        if decoded { self.inPlace?.decoded(into: batch) }
+        if decoded { inPlace?.decoded(into: batch) }
         if full {
             carryTail(buf + lineStart, filled - lineStart, capacity: cap)
         } else {

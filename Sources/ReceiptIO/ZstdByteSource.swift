@@ -54,6 +54,11 @@ public final class ZstdByteSource: ByteSource {
     private var frameDecoded = 0
     private var segmentLength = 0
     private var segmentEnd: UnsafeMutableRawPointer? = nil
+    /// The error that stopped the source; every later read throws it again. libzstd's state is not trusted after an
+    /// error, and in-place decoding must not resume over memory the reader may no longer keep.
+    private var failure: InputError? = nil
+    /// Frames that took the in-place path so far (tests check that it is taken).
+    private(set) var framesInPlace = 0
 
     public init(_ inner: any ByteSource, name: String) throws(InputError) {
         guard let ds = ZSTD_createDStream() else { throw InputError("out of memory creating a zstd stream") }
@@ -81,6 +86,16 @@ public final class ZstdByteSource: ByteSource {
     }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(InputError) -> Int {
+        if let failure { throw failure }
+        do throws(InputError) {
+            return try readNext(into: buffer)
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    private func readNext(into buffer: UnsafeMutableRawBufferPointer) throws(InputError) -> Int {
         guard let dst = buffer.baseAddress, buffer.count > 0 else { return 0 }
         if directWindowLimit == 0 { return try readStreaming(dst, buffer.count) }
         precondition(buffer.count >= Self.directRoom, "in-place zstd decoding needs room for a whole block")
@@ -160,6 +175,7 @@ public final class ZstdByteSource: ByteSource {
         segmentLength = 0
         segmentEnd = nil
         path = .direct
+        framesInPlace += 1
         return true
     }
 
