@@ -51,6 +51,9 @@ public final class ZstdByteSource: ByteSource {
     /// In-place frames: the frame's window, its bytes decoded so far, the length of the current segment and the
     /// byte after it (where the next read continues the segment).
     private var window = 0
+    private var blockSizeMax = 0
+    /// The content size the header declares; UInt64.max (ZSTD_CONTENTSIZE_UNKNOWN) when it declares none.
+    private var contentSize = UInt64.max
     private var frameDecoded = 0
     private var segmentLength = 0
     private var segmentEnd: UnsafeMutableRawPointer? = nil
@@ -171,6 +174,8 @@ public final class ZstdByteSource: ByteSource {
         let b = ZSTD_decompressBegin(dctx)
         if ZSTD_isError(b) != 0 { throw invalid(b) }
         window = Int(header.windowSize)
+        blockSizeMax = Int(header.blockSizeMax)
+        contentSize = header.frameContentSize
         frameDecoded = 0
         segmentLength = 0
         segmentEnd = nil
@@ -185,6 +190,8 @@ public final class ZstdByteSource: ByteSource {
         while true {
             let need = ZSTD_nextSrcSizeToDecompress(dctx)
             if need == 0 {
+                // The buffer-less API leaves this check to its caller; the streaming path makes it.
+                if contentSize != UInt64.max && UInt64(frameDecoded) != contentSize { throw corrupt() }
                 path = .between
                 return 0
             }
@@ -203,12 +210,15 @@ public final class ZstdByteSource: ByteSource {
                 segmentLength = 0
             }
             // In range: `need` bytes at inputPos (fillInput); libzstd writes at most `count` bytes at dst.
-            let r = ZSTD_decompressContinue(dctx, dst, count, input.baseAddress! + inputPos, need)
+            // At most a block's worth of room, as the streaming path always has at least: a corrupt block that
+            // decodes to more fails here too instead of spilling into the rest of the batch.
+            let r = ZSTD_decompressContinue(dctx, dst, min(count, blockSizeMax), input.baseAddress! + inputPos, need)
             if ZSTD_isError(r) != 0 { throw invalid(r) }
             inputPos += need
             segmentEnd = dst + r
             segmentLength += r
             frameDecoded += r
+            if UInt64(frameDecoded) > contentSize { throw corrupt() }
             if r > 0 { return r }
         }
     }
@@ -228,6 +238,12 @@ public final class ZstdByteSource: ByteSource {
             if n == 0 { inputEnded = true } else { inputCount += n }
         }
         return inputCount
+    }
+
+    /// The error libzstd reports for corrupt data, for checks made here.
+    private func corrupt() -> InputError {
+        let why = String(cString: ZSTD_getErrorString(ZSTD_error_corruption_detected))
+        return InputError("input '\(name)' is not a valid zstd stream (\(why)); check that the file is complete")
     }
 
     private func invalid(_ code: Int) -> InputError {

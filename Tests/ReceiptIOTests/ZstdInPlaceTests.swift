@@ -1,4 +1,6 @@
+import Foundation
 import ReceiptSynth
+import ReceiptTestSupport
 import Testing
 
 @testable import ReceiptIO
@@ -32,6 +34,17 @@ private func expectEqual(
         }
         Issue.record("\(what): record \(k) differs: \(show(x)) vs \(show(y))", sourceLocation: sourceLocation)
     }
+}
+
+/// Checks that two reads of the same input agree: the same records, or the same failure. Corrupt data fails on both
+/// paths, but libzstd's reason may differ (it depends on how much output room the decoder had at the bad block,
+/// which differs between libzstd's window and a batch), so two corruption reports count as the same failure.
+private func expectSameVerdict(
+    _ a: Outcome, _ b: Outcome, _ what: String, sourceLocation: SourceLocation = #_sourceLocation
+) {
+    let corrupt = "input 't.zst' is not a valid zstd stream ("
+    if let e = a.error, let f = b.error, e != f, e.hasPrefix(corrupt), f.hasPrefix(corrupt) { return }
+    expectEqual(a, b, what, sourceLocation: sourceLocation)
 }
 
 /// What one read of a compressed input gave, and how many of its frames were decoded in place.
@@ -224,7 +237,7 @@ private let orders: [BatchOrder] = [
             for i in at..<(at + count) { input[i] ^= UInt8(truncatingIfNeeded: 1 + rng.next() % 255) }
             let fast = read(input, small, inPlace: true, order: .lifo(held: 1))
             let slow = read(input, small, inPlace: false)
-            expectEqual(fast.outcome, slow.outcome, "corrupt at \(at)")
+            expectSameVerdict(fast.outcome, slow.outcome, "corrupt at \(at)")
             if k % 2 == 0 && at >= 20 {
                 #expect(fast.outcome.error?.hasPrefix("input 't.zst' ") == true, "corrupt at \(at)")
             }
@@ -253,5 +266,44 @@ private let orders: [BatchOrder] = [
                 #expect(error.message == first)
             }
         }
+    }
+
+    @Test func aFrameHoldingOtherThanItsDeclaredSizeIsCorrupt() {
+        // Declares 3 bytes of content; one empty last block; the checksum of nothing.
+        let short: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x24, 0x03, 0x01, 0x00, 0x00, 0x99, 0xE9, 0xD8, 0x51]
+        let corrupt =
+            "input 't.zst' is not a valid zstd stream (Data corruption detected); check that the file is complete"
+        #expect(read(short, small, inPlace: true).outcome.error == corrupt)
+        #expect(read(short, small, inPlace: false).outcome.error == corrupt)
+        #expect(read(short, small, inPlace: true).framesInPlace == 1)
+        // Holds 12 bytes but declares 5 (the one-byte content size of a single-segment frame follows its descriptor).
+        var long = encodeFrame(Array("hello world\n".utf8))
+        #expect(long[4] & 0xE0 == 0x20 && long[5] == 12)
+        long[5] = 5
+        let fast = read(long, small, inPlace: true)
+        #expect(fast.outcome.error?.hasPrefix("input 't.zst' is not a valid zstd stream (") == true)
+        #expect(fast.framesInPlace == 1)
+        expectSameVerdict(fast.outcome, read(long, small, inPlace: false).outcome, "declared 5 of 12")
+    }
+
+    /// The committed fuzz corpus and crash regressions of the zstd target (Fuzz/corpus/zstd, Fuzz/regressions/zstd)
+    /// with the target's options and verdict.
+    @Test func fuzzCorpusAndRegressionsReadTheSameBothWays() throws {
+        let options = ReaderOptions(maxRecordSize: 4096, batchBytes: 256 << 10, maxRecordsPerBatch: 64)
+        var files = 0
+        var inPlace = 0
+        for kind in ["corpus", "regressions"] {
+            let dir = Fixtures.packageRoot.appendingPathComponent("Fuzz/\(kind)/zstd")
+            for name in try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+            where !name.hasPrefix(".") {
+                let bytes = [UInt8](try Data(contentsOf: dir.appendingPathComponent(name)))
+                let fast = read(bytes, options, inPlace: true, order: .lifo(held: 1))
+                expectSameVerdict(fast.outcome, read(bytes, options, inPlace: false).outcome, name)
+                files += 1
+                if fast.framesInPlace > 0 { inPlace += 1 }
+            }
+        }
+        #expect(files >= 10)
+        #expect(inPlace >= 5)
     }
 }
