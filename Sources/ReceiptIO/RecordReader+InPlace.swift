@@ -26,7 +26,7 @@ final class InPlaceState {
         guard limit > 0 else { return nil }
         self.zstd = zstd
         windowLimit = limit
-        zstd.directWindowLimit = limit
+        zstd.enableInPlace(windowLimit: limit)
     }
 
     /// Called before anything is written to `batch`: swaps its buffer for the spare if libzstd may still read it.

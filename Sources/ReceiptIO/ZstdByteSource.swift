@@ -31,8 +31,9 @@ public final class ZstdByteSource: ByteSource {
     static let directRoom = 128 << 10
 
     /// Frames whose window is at most this many bytes are decoded in place; 0 (the default) disables it.
+    /// Set with `enableInPlace(windowLimit:)`.
     ///
-    /// Whoever sets it promises, for every `read` from then on:
+    /// Whoever enables it promises, for every `read` from then on:
     /// 1. the destination offers at least `directRoom` bytes;
     /// 2. the output of earlier reads is neither moved, overwritten nor freed while it may still be referenced:
     ///    libzstd keeps the current contiguous run of output (the "segment", extended by a read whose destination
@@ -41,7 +42,14 @@ public final class ZstdByteSource: ByteSource {
     ///    the frame's whole window (or the whole frame so far).
     /// Frames with a larger window, skippable frames, frames with a dictionary and anything that is not a valid
     /// frame header take the streaming path, which also reports their errors exactly as before.
-    var directWindowLimit = 0
+    private(set) var directWindowLimit = 0
+
+    /// Turns in-place decoding on for frames with windows up to `windowLimit` bytes, before the first read (the
+    /// path is chosen at each frame's start).
+    func enableInPlace(windowLimit: Int) {
+        precondition(inputCount == 0 && !inputEnded && path == .between, "in-place decoding enabled after a read")
+        directWindowLimit = windowLimit
+    }
 
     /// Where the source is: between frames (the next one chooses its path), or inside a frame of either path.
     private enum FramePath { case between, streaming, direct }
@@ -108,8 +116,8 @@ public final class ZstdByteSource: ByteSource {
                 guard try startFrame() else { return 0 }
             case .streaming:
                 let n = try readStreaming(dst, buffer.count)
+                // Otherwise the frame ended without output: the next one chooses its path.
                 if n > 0 || path == .streaming { return n }
-            // The frame ended without output: the next one chooses its path.
             case .direct:
                 let n = try readDirect(dst, buffer.count)
                 if n > 0 { return n }
