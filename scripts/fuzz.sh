@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets with AddressSanitizer and runs each for a bounded time or number of runs.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]      (default 60)
 #   FUZZ_RUNS=N scripts/fuzz.sh               (stop each target after N executions instead)
-#   FUZZ_TARGETS="der" scripts/fuzz.sh        (only some targets; default "der ndjson")
+#   FUZZ_TARGETS="der" scripts/fuzz.sh        (only some targets; default "der ndjson zstd")
 #   FUZZ_FIXTURES=0 scripts/fuzz.sh           (do not seed the DER target with ../shared/fixtures/real)
 #   scripts/fuzz.sh merge WORK_DIR TARGET     (add WORK_DIR's inputs that reach new coverage to Fuzz/corpus/TARGET)
 # Corpora live in Fuzz/corpus/<target>/ (generated receipts and fuzzer finds; never fixture files).
@@ -16,7 +16,7 @@ mkdir -p "$out"
 # A failed precondition must reach libFuzzer's crash handler at once, not wait for Swift's backtracer.
 export SWIFT_BACKTRACE=enable=no
 
-build_target() {  # name, module sources (Swift, and C files of a C target with an include/ folder)..., entry file
+build_target() {  # name, module sources (Swift, C files of a C target with an include/ folder, system module folders)..., entry file
     local name="$1"; shift
     local tmp; tmp=$(mktemp -d)
     mkdir -p "$tmp/src" "$tmp/obj"
@@ -35,6 +35,10 @@ build_target() {  # name, module sources (Swift, and C files of a C target with 
                 cflags+=(-I "$tmp/$mod")
             fi
             ;;
+        Sources/CZstd)
+            # A system library module (its module map links the library).
+            cflags+=(-I "$(cd "$f" && pwd)")
+            ;;
         *)
             # One Swift module: the library sources minus their imports of each other, plus the entry point.
             sed -E '/^import (ReceiptModel|ReceiptDER|ReceiptIO)$/d' "$f" > "$tmp/src/$(basename "$(dirname "$f")")_$(basename "$f")"
@@ -52,7 +56,10 @@ build() {  # name
     der) build_target der Sources/ReceiptModel/*.swift Sources/ReceiptDER/*.swift Fuzz/DERFuzz.swift ;;
     ndjson) build_target ndjson Sources/ReceiptModel/*.swift Sources/ReceiptIO/NDJSONScanner.swift \
         Sources/ReceiptIO/JSONString.swift Sources/ReceiptIO/Base64.swift Sources/CSIMD/*.c Fuzz/NDJSONFuzz.swift ;;
-    *) echo "fuzz: unknown target '$1' (der or ndjson)" >&2; exit 2 ;;
+    zstd) build_target zstd Sources/CZstd Sources/ReceiptIO/ByteSource.swift Sources/ReceiptIO/ZstdByteSource.swift \
+        Sources/ReceiptIO/InputOpener.swift Sources/ReceiptIO/RecordBatch.swift Sources/ReceiptIO/RecordReader.swift \
+        "Sources/ReceiptIO/RecordReader+InPlace.swift" Fuzz/ZstdFuzz.swift ;;
+    *) echo "fuzz: unknown target '$1' (der, ndjson or zstd)" >&2; exit 2 ;;
     esac
 }
 
@@ -98,7 +105,7 @@ if [ "${1:-}" = merge ]; then
 fi
 
 seconds="${1:-60}"
-for t in ${FUZZ_TARGETS:-der ndjson}; do
+for t in ${FUZZ_TARGETS:-der ndjson zstd}; do
     build "$t"
     run_target "$t" "$seconds"
 done

@@ -25,14 +25,31 @@ public struct RecordSpan: Sendable, Equatable {
     }
 }
 
+/// The memory behind a `RecordBatch`. A class of its own so that a reader can exchange a batch's memory and keep
+/// the old one alive and untouched: libzstd may still read back-references from it (`RecordReader`).
+final class BatchBuffer: @unchecked Sendable {
+    let base: UnsafeMutableRawPointer
+    let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        base = .allocate(byteCount: capacity, alignment: 64)
+    }
+
+    deinit { base.deallocate() }
+}
+
 /// A few MB of raw input lines from one source in one contiguous buffer, cut in place, with one span per record.
 ///
 /// Allocated once and reused: the pipeline hands a batch to exactly one stage at a time (reader, then a worker),
-/// which is why it is `@unchecked Sendable`.
+/// which is why it is `@unchecked Sendable`. Only the reader writes the buffer; every other stage reads it.
 public final class RecordBatch: @unchecked Sendable {
     /// Buffer size in bytes.
     public let capacity: Int
-    let storage: UnsafeMutableRawPointer
+    /// The buffer; the reader may exchange it for another of the same capacity between fills.
+    private(set) var buffer: BatchBuffer
+    /// `buffer.base`, kept here so that reading a record does not go through the buffer object.
+    private(set) var storage: UnsafeMutableRawPointer
     /// The records, in input order.
     public internal(set) var records: [RecordSpan] = []
     /// Position of this batch in the whole run (all sources); the writer emits batches in this order.
@@ -53,11 +70,19 @@ public final class RecordBatch: @unchecked Sendable {
     public init(capacity: Int, maxRecords: Int) {
         precondition(capacity > 0 && maxRecords > 0)
         self.capacity = capacity
-        storage = .allocate(byteCount: capacity, alignment: 64)
+        buffer = BatchBuffer(capacity: capacity)
+        storage = buffer.base
         records.reserveCapacity(maxRecords)
     }
 
-    deinit { storage.deallocate() }
+    /// Puts `other` (of the same capacity) in place of the batch's buffer and returns the buffer it had.
+    func exchangeBuffer(_ other: BatchBuffer) -> BatchBuffer {
+        precondition(other.capacity == capacity, "a batch buffer of another capacity")
+        let old = buffer
+        buffer = other
+        storage = other.base
+        return old
+    }
 
     func reset() {
         records.removeAll(keepingCapacity: true)

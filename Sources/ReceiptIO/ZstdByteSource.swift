@@ -1,7 +1,20 @@
 import CZstd
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Streams the decompressed bytes of a zstd source (any number of concatenated frames, skippable frames
-/// included) through libzstd's streaming API, straight into the caller's buffer.
+/// included), straight into the caller's buffer.
+///
+/// Two ways to decode a frame:
+/// - streaming (`ZSTD_decompressStream`): libzstd decodes into its own window buffer and copies into the caller's.
+///   Works for any frame and any destination size; the only way unless in-place decoding is enabled.
+/// - in place (libzstd's buffer-less API): blocks are decoded straight into the caller's buffer, which saves the
+///   copy. libzstd then reads back-references from the caller's earlier output, so the caller must keep its
+///   promises (see `directWindowLimit`). `RecordReader` enables it; every other caller gets streaming.
 public final class ZstdByteSource: ByteSource {
     private let inner: any ByteSource
     private let name: String
@@ -12,6 +25,51 @@ public final class ZstdByteSource: ByteSource {
     private var inputEnded = false
     /// True between the first byte of a frame and its end: the stream may not end there.
     private var midFrame = false
+
+    /// Room every read must offer while in-place decoding is enabled: one whole block, the most a block can
+    /// decode to (`ZSTD_BLOCKSIZE_MAX`); libzstd cannot stop a block half-way.
+    static let directRoom = 128 << 10
+
+    /// Frames whose window is at most this many bytes are decoded in place; 0 (the default) disables it.
+    /// Set with `enableInPlace(windowLimit:)`.
+    ///
+    /// Whoever enables it promises, for every `read` from then on:
+    /// 1. the destination offers at least `directRoom` bytes;
+    /// 2. the output of earlier reads is neither moved, overwritten nor freed while it may still be referenced:
+    ///    libzstd keeps the current contiguous run of output (the "segment", extended by a read whose destination
+    ///    starts where the last one ended) and the one run before it;
+    /// 3. a new segment is started only when `needsLongerSegment` is false, so that the run libzstd keeps covers
+    ///    the frame's whole window (or the whole frame so far).
+    /// Frames with a larger window, skippable frames, frames with a dictionary and anything that is not a valid
+    /// frame header take the streaming path, which also reports their errors exactly as before.
+    private(set) var directWindowLimit = 0
+
+    /// Turns in-place decoding on for frames with windows up to `windowLimit` bytes, before the first read (the
+    /// path is chosen at each frame's start).
+    func enableInPlace(windowLimit: Int) {
+        precondition(inputCount == 0 && !inputEnded && path == .between, "in-place decoding enabled after a read")
+        directWindowLimit = windowLimit
+    }
+
+    /// Where the source is: between frames (the next one chooses its path), or inside a frame of either path.
+    private enum FramePath { case between, streaming, direct }
+    private var path = FramePath.between
+    /// The buffer-less decoder; created for the first in-place frame.
+    private var dctx: OpaquePointer? = nil
+    /// In-place frames: the frame's window, its bytes decoded so far, the length of the current segment and the
+    /// byte after it (where the next read continues the segment).
+    private var window = 0
+    private var blockSizeMax = 0
+    /// The content size the header declares; UInt64.max (ZSTD_CONTENTSIZE_UNKNOWN) when it declares none.
+    private var contentSize = UInt64.max
+    private var frameDecoded = 0
+    private var segmentLength = 0
+    private var segmentEnd: UnsafeMutableRawPointer? = nil
+    /// The error that stopped the source; every later read throws it again. libzstd's state is not trusted after an
+    /// error, and in-place decoding must not resume over memory the reader may no longer keep.
+    private var failure: InputError? = nil
+    /// Frames that took the in-place path so far (tests check that it is taken).
+    private(set) var framesInPlace = 0
 
     public init(_ inner: any ByteSource, name: String) throws(InputError) {
         guard let ds = ZSTD_createDStream() else { throw InputError("out of memory creating a zstd stream") }
@@ -25,27 +83,67 @@ public final class ZstdByteSource: ByteSource {
 
     deinit {
         ZSTD_freeDStream(stream)
+        if let dctx { ZSTD_freeDCtx(dctx) }
         input.deallocate()
     }
 
     public var bytesConsumed: Int { inner.bytesConsumed }
     public var knownSize: Int? { inner.knownSize }
 
+    /// True while an in-place frame's current segment is shorter than its window and does not reach back to the
+    /// frame's start: the next read must continue the segment (not start a new one elsewhere).
+    var needsLongerSegment: Bool {
+        path == .direct && segmentLength < window && segmentLength < frameDecoded
+    }
+
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(InputError) -> Int {
+        if let failure { throw failure }
+        do throws(InputError) {
+            return try readNext(into: buffer)
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    private func readNext(into buffer: UnsafeMutableRawBufferPointer) throws(InputError) -> Int {
         guard let dst = buffer.baseAddress, buffer.count > 0 else { return 0 }
-        var out = ZSTD_outBuffer(dst: dst, size: buffer.count, pos: 0)
+        if directWindowLimit == 0 { return try readStreaming(dst, buffer.count) }
+        precondition(buffer.count >= Self.directRoom, "in-place zstd decoding needs room for a whole block")
+        while true {
+            switch path {
+            case .between:
+                guard try startFrame() else { return 0 }
+            case .streaming:
+                let n = try readStreaming(dst, buffer.count)
+                // Otherwise the frame ended without output: the next one chooses its path.
+                if n > 0 || path == .streaming { return n }
+            case .direct:
+                let n = try readDirect(dst, buffer.count)
+                if n > 0 { return n }
+            }
+        }
+    }
+
+    // MARK: - Streaming
+
+    private func readStreaming(_ dst: UnsafeMutableRawPointer, _ count: Int) throws(InputError) -> Int {
+        var out = ZSTD_outBuffer(dst: dst, size: count, pos: 0)
         while true {
             // Called even with no new input: libzstd may hold decoded bytes that did not fit last time.
             var inb = ZSTD_inBuffer(src: input.baseAddress, size: inputCount, pos: inputPos)
             let outBefore = out.pos
             let r = ZSTD_decompressStream(stream, &out, &inb)
-            if ZSTD_isError(r) != 0 {
-                let why = String(cString: ZSTD_getErrorName(r))
-                throw InputError("input '\(name)' is not a valid zstd stream (\(why)); check that the file is complete")
-            }
+            if ZSTD_isError(r) != 0 { throw invalid(r) }
             // A call without progress returns a hint for the next frame header, which says nothing about this one.
-            if inb.pos > inputPos || out.pos > outBefore { midFrame = r != 0 }
+            let progress = inb.pos > inputPos || out.pos > outBefore
+            if progress { midFrame = r != 0 }
             inputPos = inb.pos
+            if progress && r == 0 && directWindowLimit > 0 {
+                // The frame is decoded and flushed: with in-place decoding on, the next frame chooses its path.
+                path = .between
+                return out.pos
+            }
             if out.pos > 0 { return out.pos }
             if inputPos < inputCount { continue }
             if inputEnded {
@@ -58,5 +156,106 @@ public final class ZstdByteSource: ByteSource {
             inputPos = 0
             if inputCount == 0 { inputEnded = true }
         }
+    }
+
+    // MARK: - In place
+
+    /// Chooses the path of the frame that starts at `inputPos` from its header; false at the clean end of the input.
+    private func startFrame() throws(InputError) -> Bool {
+        // ZSTD_FRAMEHEADERSIZE_MAX: the longest frame header.
+        let available = try fillInput(atLeast: 18)
+        if available == 0 { return false }
+        var header = ZSTD_frameHeader()
+        // In range: available bytes from inputPos lie in the input buffer.
+        let r = ZSTD_getFrameHeader(&header, input.baseAddress! + inputPos, available)
+        guard r == 0, header.frameType == ZSTD_frame, header.dictID == 0,
+            header.windowSize <= UInt64(directWindowLimit), Int(header.blockSizeMax) <= Self.directRoom
+        else {
+            // Anything else, errors included, goes the way it always went.
+            path = .streaming
+            return true
+        }
+        if dctx == nil {
+            guard let d = ZSTD_createDCtx() else { throw InputError("out of memory creating a zstd stream") }
+            dctx = d
+        }
+        let b = ZSTD_decompressBegin(dctx)
+        if ZSTD_isError(b) != 0 { throw invalid(b) }
+        window = Int(header.windowSize)
+        blockSizeMax = Int(header.blockSizeMax)
+        contentSize = header.frameContentSize
+        frameDecoded = 0
+        segmentLength = 0
+        segmentEnd = nil
+        path = .direct
+        framesInPlace += 1
+        return true
+    }
+
+    /// Decodes metadata and at most one block of the current in-place frame into `dst`; 0 when the frame ended
+    /// without more output.
+    private func readDirect(_ dst: UnsafeMutableRawPointer, _ count: Int) throws(InputError) -> Int {
+        while true {
+            let need = ZSTD_nextSrcSizeToDecompress(dctx)
+            if need == 0 {
+                // The buffer-less API leaves this check to its caller; the streaming path makes it.
+                if contentSize != UInt64.max && UInt64(frameDecoded) != contentSize { throw corrupt() }
+                path = .between
+                return 0
+            }
+            // libzstd wants exactly `need` contiguous bytes: at most a block (it checks block sizes against the
+            // frame's maximum), checked again so that no input could ask for more than the buffer holds.
+            guard need <= input.count else {
+                throw InputError("input '\(name)' is not a valid zstd stream (block too large); check the file")
+            }
+            guard try fillInput(atLeast: need) >= need else {
+                throw InputError("input '\(name)' ends in the middle of a zstd frame; the file is truncated")
+            }
+            if dst != segmentEnd {
+                // A new segment: the old one becomes libzstd's only history, so it must cover the window
+                // (the reader's promise 3; breaking it would decode wrong bytes, so it is checked here).
+                precondition(!needsLongerSegment, "zstd history shorter than the window")
+                segmentLength = 0
+            }
+            // In range: `need` bytes at inputPos (fillInput); libzstd writes at most `count` bytes at dst.
+            // At most a block's worth of room, as the streaming path always has at least: a corrupt block that
+            // decodes to more fails here too instead of spilling into the rest of the batch.
+            let r = ZSTD_decompressContinue(dctx, dst, min(count, blockSizeMax), input.baseAddress! + inputPos, need)
+            if ZSTD_isError(r) != 0 { throw invalid(r) }
+            inputPos += need
+            segmentEnd = dst + r
+            segmentLength += r
+            frameDecoded += r
+            if UInt64(frameDecoded) > contentSize { throw corrupt() }
+            if r > 0 { return r }
+        }
+    }
+
+    /// Makes at least `count` unread input bytes contiguous at `inputPos` (fewer only at the end of the input);
+    /// returns how many there are.
+    private func fillInput(atLeast count: Int) throws(InputError) -> Int {
+        if inputCount - inputPos >= count { return inputCount - inputPos }
+        if inputPos > 0 {
+            // In range: both ranges lie inside the input buffer; memmove allows the overlap.
+            memmove(input.baseAddress!, input.baseAddress! + inputPos, inputCount - inputPos)
+            inputCount -= inputPos
+            inputPos = 0
+        }
+        while inputCount < count && !inputEnded {
+            let n = try inner.read(into: UnsafeMutableRawBufferPointer(rebasing: input[inputCount...]))
+            if n == 0 { inputEnded = true } else { inputCount += n }
+        }
+        return inputCount
+    }
+
+    /// The error libzstd reports for corrupt data, for checks made here.
+    private func corrupt() -> InputError {
+        let why = String(cString: ZSTD_getErrorString(ZSTD_error_corruption_detected))
+        return InputError("input '\(name)' is not a valid zstd stream (\(why)); check that the file is complete")
+    }
+
+    private func invalid(_ code: Int) -> InputError {
+        let why = String(cString: ZSTD_getErrorName(code))
+        return InputError("input '\(name)' is not a valid zstd stream (\(why)); check that the file is complete")
     }
 }
