@@ -256,6 +256,14 @@ public final class ZstdByteSource: ByteSource {
 
     private func invalid(_ code: Int) -> InputError {
         let why = String(cString: ZSTD_getErrorName(code))
+        // A window beyond libzstd's default limit (128 MB, e.g. `zstd --long=31`) is a complete, valid file that
+        // this reader refuses to keep that much history for: say so instead of suggesting truncation.
+        if ZSTD_getErrorCode(code) == ZSTD_error_frameParameter_windowTooLarge {
+            return InputError(
+                "input '\(name)' was compressed with a zstd window larger than 128 MB (\(why)), more memory than "
+                    + "receiptflow keeps per input; recompress it without --long=28 or more, e.g. "
+                    + "`zstd -dc FILE | zstd -19 -o FILE2.zst`")
+        }
         return InputError("input '\(name)' is not a valid zstd stream (\(why)); check that the file is complete")
     }
 }

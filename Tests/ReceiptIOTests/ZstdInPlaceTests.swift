@@ -112,6 +112,20 @@ private let orders: [BatchOrder] = [
 ]
 
 @Suite struct ZstdInPlaceTests {
+    /// A frame with a 256 MB window (`zstd --long=28`) is valid but beyond what the reader keeps: both paths refuse it
+    /// with a message that says so, not one that suggests a truncated file.
+    @Test func aWindowBeyond128MBIsRefusedAsSuch() throws {
+        let text = repetitiveLines(bytes: 200_000, stretch: 50_000, lengths: 10...200, seed: 7)
+        let compressed = encodeFrame(text, FrameSpec(windowLog: 28, knownSize: false))
+        #expect(frameWindow(compressed) == 1 << 28)
+        for inPlace in [true, false] {
+            let run = read(compressed, ReaderOptions(), inPlace: inPlace)
+            let message = try #require(run.outcome.error)
+            #expect(message.contains("window larger than 128 MB"), "\(message)")
+            #expect(!message.contains("complete"), "\(message)")
+        }
+    }
+
     @Test(arguments: orders)
     func backReferencesAcrossBatchesSurviveAnyReturnOrder(order: BatchOrder) throws {
         // 512 KB window, text that repeats 400 KB stretches: matches reach into the previous batch.
