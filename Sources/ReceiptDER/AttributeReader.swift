@@ -49,6 +49,7 @@ extension BERReader {
     /// 0x81/0x82, non-negative type, value filling the SEQUENCE. Nil for anything else (the slow path decides).
     @inline(__always)
     func attributeFast(at p: Int, limit: Int) -> (slot: AttributeSlot, end: Int)? {
+        if p &+ 16 <= bytes.count, let a = attributeShort(at: p, limit: limit) { return a }
         // `limit <= bytes.count`: it is the end of a SET that was bounds-checked when it was read. The smallest
         // attribute is 10 octets (30 08 02 01 t 02 01 v 04 00), so the header reads below are in range.
         guard p + 10 <= limit, byte(p) == BERTag.sequence else { return nil }
@@ -103,6 +104,37 @@ extension BERReader {
         guard let (valueStart, valueLength) = shortLength(at: s + 1, below: end), valueStart + valueLength == end
         else { return nil }
         return (AttributeSlot(type: type, version: version, value: valueStart..<end, start: p), end)
+    }
+
+    /// The two attribute shapes receipts are made of, with every length in short form, read as two words:
+    /// `30 L 02 02 t t 02 01 | v 04 VL` (in-app types 1701...) and `30 L 02 01 t 02 01 v | 04 VL` (app-level
+    /// types), the value filling the SEQUENCE (`L == VL + 9`, resp. `VL + 8`). Nil for anything else;
+    /// `attributeFast` accepts the same inputs with the same slot. The caller has checked `p + 16 <= bytes.count`
+    /// (the words may run past `limit`, but only octets below `end <= limit` decide).
+    @inline(__always)
+    func attributeShort(at p: Int, limit: Int) -> (slot: AttributeSlot, end: Int)? {
+        let base = bytes.baseAddress.unsafelyUnwrapped  // in range: p + 16 <= bytes.count
+        let w0 = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self))
+        let w1 = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p &+ 8, as: UInt64.self))
+        let length = Int(truncatingIfNeeded: (w0 >> 8) & 0xFF)  // below 0x80: the masks check its top bit
+        let end = p &+ 2 &+ length
+        guard end <= limit else { return nil }
+        // Octet 4 (the type's first octet) must be below 0x80: negative types go to the slow path.
+        if w0 & 0xFFFF_0080_FFFF_80FF == 0x0102_0000_0202_0030 {
+            guard w1 & 0x80_FF00 == 0x400, length == Int(truncatingIfNeeded: (w1 >> 16) & 0xFF) &+ 9 else {
+                return nil
+            }
+            let type = Int(truncatingIfNeeded: (w0 >> 32) & 0xFF) << 8 | Int(truncatingIfNeeded: (w0 >> 40) & 0xFF)
+            let version = Int(Int8(truncatingIfNeeded: w1))
+            return (AttributeSlot(type: type, version: version, value: (p &+ 11)..<end, start: p), end)
+        }
+        if w0 & 0x00FF_FF80_FFFF_80FF == 0x0001_0200_0102_0030 {
+            guard w1 & 0x80FF == 0x04, length == Int(truncatingIfNeeded: (w1 >> 8) & 0xFF) &+ 8 else { return nil }
+            let type = Int(truncatingIfNeeded: (w0 >> 32) & 0xFF)
+            let version = Int(Int8(truncatingIfNeeded: w0 >> 56))
+            return (AttributeSlot(type: type, version: version, value: (p &+ 10)..<end, start: p), end)
+        }
+        return nil
     }
 
     /// Any attribute, element by element, with the precise error for a malformed one.
