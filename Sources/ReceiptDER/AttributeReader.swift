@@ -200,30 +200,34 @@ extension BERReader {
         return e.content
     }
 
-    /// `UTF8Check.isValidText` of `r`, with strings of up to 16 octets (most in receipts) checked inline as one
-    /// or two words when they are ASCII without NUL. The words end at `r.upperBound` and at most 8 octets
-    /// before it, inside the buffer: `upperBound >= 8` always holds, as at least ten octets of attribute header
-    /// precede any value. Octets before the string are replaced by 0x01, which passes.
+    /// `UTF8Check.isValidText` of `r`, with strings of up to 32 octets (nearly all in receipts) checked inline as
+    /// one to four words when they are ASCII without NUL. The words lie in `r` except for a string shorter than 8
+    /// octets, whose word ends at `r.upperBound` and starts before it, inside the buffer: `upperBound >= 8` always
+    /// holds, as at least ten octets of attribute header precede any value. Octets before the string are replaced
+    /// by 0x01, which passes.
     @inline(__always)
     func isValidText(_ r: Range<Int>) -> Bool {
         let n = r.count
         if n == 0 { return true }
         let e = r.upperBound
-        if fastPaths && n <= 16 && e >= 8 {
+        if fastPaths && n <= 32 && e >= 8 {
             let base = bytes.baseAddress.unsafelyUnwrapped
-            var last = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: e &- 8, as: UInt64.self))
+            @inline(__always) func word(_ at: Int) -> UInt64 {
+                UInt64(littleEndian: base.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+            }
+            var last = word(e &- 8)
             if n < 8 {
                 let keep = ~UInt64(0) &<< (8 &* (8 &- n))  // the top n octets (little-endian: the last n), n in 1...7
                 last = (last & keep) | (0x0101_0101_0101_0101 & ~keep)
             }
-            var ascii = UTF8Check.isASCIIWithoutNUL(last)
-            if n > 8 {
-                ascii =
-                    ascii
-                    && UTF8Check.isASCIIWithoutNUL(
-                        UInt64(littleEndian: base.loadUnaligned(fromByteOffset: r.lowerBound, as: UInt64.self)))
+            // The last word and those at lowerBound, lowerBound + 8 and upperBound - 16 (the ones that apply) cover
+            // all n octets; their flags are or-ed, so one test decides.
+            var flags = UTF8Check.nonASCIIOrNUL(last)
+            if n > 8 { flags |= UTF8Check.nonASCIIOrNUL(word(r.lowerBound)) }
+            if n > 16 {
+                flags |= UTF8Check.nonASCIIOrNUL(word(r.lowerBound &+ 8)) | UTF8Check.nonASCIIOrNUL(word(e &- 16))
             }
-            if ascii { return true }
+            if flags == 0 { return true }
         }
         return UTF8Check.isValidText(UnsafeRawBufferPointer(rebasing: bytes[r]))
     }

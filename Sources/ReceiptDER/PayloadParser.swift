@@ -12,7 +12,7 @@ extension ReceiptParser {
         swap(&f.inApp, &fields.inApp)  // take the reusable in-app array without copying it
         var count = 0
         defer {
-            fields = f
+            swap(&fields, &f)  // no copy of the fields (nor retain of the array), unlike `fields = f`
             attributeCount = count
         }
         var r = BERReader(payload, limits: limits)
