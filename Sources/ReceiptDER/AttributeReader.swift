@@ -33,9 +33,12 @@ extension BERReader {
         let fast = fastPaths && depth + 1 < limits.maxDepth
         var p = set.contentStart
         let end = set.contentEnd
+        let wordsEnd = bytes.count &- 16  // attributeShort reads 16 octets at p: p <= wordsEnd
         while p < end {
             let a: (slot: AttributeSlot, end: Int)
-            if fast, let f = attributeFast(at: p, limit: end) {
+            if fast && p <= wordsEnd, let f = attributeShort(at: p, limit: end) {
+                a = f
+            } else if fast, let f = attributeFast(at: p, limit: end) {
                 a = f
             } else {
                 a = try attributeSlow(at: p, limit: end, depth: depth)
@@ -49,7 +52,6 @@ extension BERReader {
     /// 0x81/0x82, non-negative type, value filling the SEQUENCE. Nil for anything else (the slow path decides).
     @inline(__always)
     func attributeFast(at p: Int, limit: Int) -> (slot: AttributeSlot, end: Int)? {
-        if p &+ 16 <= bytes.count, let a = attributeShort(at: p, limit: limit) { return a }
         // `limit <= bytes.count`: it is the end of a SET that was bounds-checked when it was read. The smallest
         // attribute is 10 octets (30 08 02 01 t 02 01 v 04 00), so the header reads below are in range.
         guard p + 10 <= limit, byte(p) == BERTag.sequence else { return nil }
@@ -110,7 +112,8 @@ extension BERReader {
     /// `30 L 02 02 t t 02 01 | v 04 VL` (in-app types 1701...) and `30 L 02 01 t 02 01 v | 04 VL` (app-level
     /// types), the value filling the SEQUENCE (`L == VL + 9`, resp. `VL + 8`). Nil for anything else;
     /// `attributeFast` accepts the same inputs with the same slot. The caller has checked `p + 16 <= bytes.count`
-    /// (the words may run past `limit`, but only octets below `end <= limit` decide).
+    /// (the words may run past `limit`, but only octets below `end <= limit` decide). The value ranges are built
+    /// unchecked: their lower bound is at most `end` by the length equation.
     @inline(__always)
     func attributeShort(at p: Int, limit: Int) -> (slot: AttributeSlot, end: Int)? {
         let base = bytes.baseAddress.unsafelyUnwrapped  // in range: p + 16 <= bytes.count
@@ -126,13 +129,15 @@ extension BERReader {
             }
             let type = Int(truncatingIfNeeded: (w0 >> 32) & 0xFF) << 8 | Int(truncatingIfNeeded: (w0 >> 40) & 0xFF)
             let version = Int(Int8(truncatingIfNeeded: w1))
-            return (AttributeSlot(type: type, version: version, value: (p &+ 11)..<end, start: p), end)
+            let value = Range(uncheckedBounds: (p &+ 11, end))  // end == p + 11 + VL
+            return (AttributeSlot(type: type, version: version, value: value, start: p), end)
         }
         if w0 & 0x00FF_FF80_FFFF_80FF == 0x0001_0200_0102_0030 {
             guard w1 & 0x80FF == 0x04, length == Int(truncatingIfNeeded: (w1 >> 8) & 0xFF) &+ 8 else { return nil }
             let type = Int(truncatingIfNeeded: (w0 >> 32) & 0xFF)
             let version = Int(Int8(truncatingIfNeeded: w0 >> 56))
-            return (AttributeSlot(type: type, version: version, value: (p &+ 10)..<end, start: p), end)
+            let value = Range(uncheckedBounds: (p &+ 10, end))  // end == p + 10 + VL
+            return (AttributeSlot(type: type, version: version, value: value, start: p), end)
         }
         return nil
     }
@@ -267,6 +272,8 @@ extension BERReader {
         guard e.identifier == BERTag.ia5String || e.identifier == BERTag.utf8String else {
             throw ReceiptError(.malformedAttribute, at: slot.start, "a date attribute is not a string")
         }
+        // The empty string (no such date, a quarter of the dates) without the call: DateParser says `.absent`.
+        if e.contentStart == e.contentEnd { return nil }
         switch DateParser.parse(UnsafeRawBufferPointer(rebasing: bytes[e.content])) {
         case .absent: return nil
         case .millis(let ms): return ms
