@@ -33,9 +33,12 @@ extension BERReader {
         let fast = fastPaths && depth + 1 < limits.maxDepth
         var p = set.contentStart
         let end = set.contentEnd
+        let wordsEnd = bytes.count &- 16  // attributeShort reads 16 octets at p: p <= wordsEnd
         while p < end {
             let a: (slot: AttributeSlot, end: Int)
-            if fast, let f = attributeFast(at: p, limit: end) {
+            if fast && p <= wordsEnd, let f = attributeShort(at: p, limit: end) {
+                a = f
+            } else if fast, let f = attributeFast(at: p, limit: end) {
                 a = f
             } else {
                 a = try attributeSlow(at: p, limit: end, depth: depth)
@@ -105,6 +108,40 @@ extension BERReader {
         return (AttributeSlot(type: type, version: version, value: valueStart..<end, start: p), end)
     }
 
+    /// The two attribute shapes receipts are made of, with every length in short form, read as two words:
+    /// `30 L 02 02 t t 02 01 | v 04 VL` (in-app types 1701...) and `30 L 02 01 t 02 01 v | 04 VL` (app-level
+    /// types), the value filling the SEQUENCE (`L == VL + 9`, resp. `VL + 8`). Nil for anything else;
+    /// `attributeFast` accepts the same inputs with the same slot. The caller has checked `p + 16 <= bytes.count`
+    /// (the words may run past `limit`, but only octets below `end <= limit` decide). The value ranges are built
+    /// unchecked: their lower bound is at most `end` by the length equation.
+    @inline(__always)
+    func attributeShort(at p: Int, limit: Int) -> (slot: AttributeSlot, end: Int)? {
+        let base = bytes.baseAddress.unsafelyUnwrapped  // in range: p + 16 <= bytes.count
+        let w0 = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self))
+        let w1 = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p &+ 8, as: UInt64.self))
+        let length = Int(truncatingIfNeeded: (w0 >> 8) & 0xFF)  // below 0x80: the masks check its top bit
+        let end = p &+ 2 &+ length
+        guard end <= limit else { return nil }
+        // Octet 4 (the type's first octet) must be below 0x80: negative types go to the slow path.
+        if w0 & 0xFFFF_0080_FFFF_80FF == 0x0102_0000_0202_0030 {
+            guard w1 & 0x80_FF00 == 0x400, length == Int(truncatingIfNeeded: (w1 >> 16) & 0xFF) &+ 9 else {
+                return nil
+            }
+            let type = Int(truncatingIfNeeded: (w0 >> 32) & 0xFF) << 8 | Int(truncatingIfNeeded: (w0 >> 40) & 0xFF)
+            let version = Int(Int8(truncatingIfNeeded: w1))
+            let value = Range(uncheckedBounds: (p &+ 11, end))  // end == p + 11 + VL
+            return (AttributeSlot(type: type, version: version, value: value, start: p), end)
+        }
+        if w0 & 0x00FF_FF80_FFFF_80FF == 0x0001_0200_0102_0030 {
+            guard w1 & 0x80FF == 0x04, length == Int(truncatingIfNeeded: (w1 >> 8) & 0xFF) &+ 8 else { return nil }
+            let type = Int(truncatingIfNeeded: (w0 >> 32) & 0xFF)
+            let version = Int(Int8(truncatingIfNeeded: w0 >> 56))
+            let value = Range(uncheckedBounds: (p &+ 10, end))  // end == p + 10 + VL
+            return (AttributeSlot(type: type, version: version, value: value, start: p), end)
+        }
+        return nil
+    }
+
     /// Any attribute, element by element, with the precise error for a malformed one.
     @inline(never)
     func attributeSlow(at p: Int, limit: Int, depth: Int) throws(ReceiptError) -> (slot: AttributeSlot, end: Int) {
@@ -168,30 +205,34 @@ extension BERReader {
         return e.content
     }
 
-    /// `UTF8Check.isValidText` of `r`, with strings of up to 16 octets (most in receipts) checked inline as one
-    /// or two words when they are ASCII without NUL. The words end at `r.upperBound` and at most 8 octets
-    /// before it, inside the buffer: `upperBound >= 8` always holds, as at least ten octets of attribute header
-    /// precede any value. Octets before the string are replaced by 0x01, which passes.
+    /// `UTF8Check.isValidText` of `r`, with strings of up to 32 octets (nearly all in receipts) checked inline as
+    /// one to four words when they are ASCII without NUL. The words lie in `r` except for a string shorter than 8
+    /// octets, whose word ends at `r.upperBound` and starts before it, inside the buffer: `upperBound >= 8` always
+    /// holds, as at least ten octets of attribute header precede any value. Octets before the string are replaced
+    /// by 0x01, which passes.
     @inline(__always)
     func isValidText(_ r: Range<Int>) -> Bool {
         let n = r.count
         if n == 0 { return true }
         let e = r.upperBound
-        if fastPaths && n <= 16 && e >= 8 {
+        if fastPaths && n <= 32 && e >= 8 {
             let base = bytes.baseAddress.unsafelyUnwrapped
-            var last = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: e &- 8, as: UInt64.self))
+            @inline(__always) func word(_ at: Int) -> UInt64 {
+                UInt64(littleEndian: base.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+            }
+            var last = word(e &- 8)
             if n < 8 {
                 let keep = ~UInt64(0) &<< (8 &* (8 &- n))  // the top n octets (little-endian: the last n), n in 1...7
                 last = (last & keep) | (0x0101_0101_0101_0101 & ~keep)
             }
-            var ascii = UTF8Check.isASCIIWithoutNUL(last)
-            if n > 8 {
-                ascii =
-                    ascii
-                    && UTF8Check.isASCIIWithoutNUL(
-                        UInt64(littleEndian: base.loadUnaligned(fromByteOffset: r.lowerBound, as: UInt64.self)))
+            // The last word and those at lowerBound, lowerBound + 8 and upperBound - 16 (the ones that apply) cover
+            // all n octets; their flags are or-ed, so one test decides.
+            var flags = UTF8Check.nonASCIIOrNUL(last)
+            if n > 8 { flags |= UTF8Check.nonASCIIOrNUL(word(r.lowerBound)) }
+            if n > 16 {
+                flags |= UTF8Check.nonASCIIOrNUL(word(r.lowerBound &+ 8)) | UTF8Check.nonASCIIOrNUL(word(e &- 16))
             }
-            if ascii { return true }
+            if flags == 0 { return true }
         }
         return UTF8Check.isValidText(UnsafeRawBufferPointer(rebasing: bytes[r]))
     }
@@ -231,6 +272,8 @@ extension BERReader {
         guard e.identifier == BERTag.ia5String || e.identifier == BERTag.utf8String else {
             throw ReceiptError(.malformedAttribute, at: slot.start, "a date attribute is not a string")
         }
+        // The empty string (no such date, a quarter of the dates) without the call: DateParser says `.absent`.
+        if e.contentStart == e.contentEnd { return nil }
         switch DateParser.parse(UnsafeRawBufferPointer(rebasing: bytes[e.content])) {
         case .absent: return nil
         case .millis(let ms): return ms

@@ -236,6 +236,21 @@ public struct BERReader {
         }
     }
 
+    /// True when the contents of `e` equal `oid`'s octets.
+    @inline(__always)
+    public func contentEquals(_ e: BERElement, _ oid: OIDWords) -> Bool {
+        let n = e.contentEnd &- e.contentStart
+        guard n == oid.count else { return false }
+        // The n >= 4 contents octets lie in the buffer (checked when `e` was read); every load below is inside them.
+        let p = bytes.baseAddress.unsafelyUnwrapped + e.contentStart
+        if n >= 8 {
+            return UInt64(littleEndian: p.loadUnaligned(as: UInt64.self)) == oid.first
+                && UInt64(littleEndian: p.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)) == oid.last
+        }
+        return UInt64(UInt32(littleEndian: p.loadUnaligned(as: UInt32.self))) == oid.first
+            && UInt64(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self))) == oid.last
+    }
+
     @inline(__always) func memoryEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
         for i in 0..<n where a.load(fromByteOffset: i, as: UInt8.self) != b.load(fromByteOffset: i, as: UInt8.self) {
             return false

@@ -12,7 +12,7 @@ extension ReceiptParser {
         swap(&f.inApp, &fields.inApp)  // take the reusable in-app array without copying it
         var count = 0
         defer {
-            fields = f
+            swap(&fields, &f)  // no copy of the fields (nor retain of the array), unlike `fields = f`
             attributeCount = count
         }
         var r = BERReader(payload, limits: limits)
@@ -24,7 +24,7 @@ extension ReceiptParser {
         let maxAttributes = limits.maxAttributes
         let maxInApp = limits.maxInAppEntries
         try r.forEachAttribute(in: set, depth: 0) { (a) throws(ReceiptError) in
-            count += 1
+            count &+= 1  // at most maxAttributes + 1
             guard count <= maxAttributes else {
                 throw ReceiptError(.limitExceeded, at: a.start, "the receipt has more attributes than the limit")
             }
@@ -62,7 +62,7 @@ extension ReceiptParser {
         var n = count  // a local counter the loop can keep in a register
         defer { count = n }
         try r.forEachAttribute(in: set, depth: 3) { (b) throws(ReceiptError) in
-            n += 1
+            n &+= 1  // at most maxAttributes + 1
             guard n <= maxAttributes else {
                 throw ReceiptError(.limitExceeded, at: b.start, "the receipt has more attributes than the limit")
             }

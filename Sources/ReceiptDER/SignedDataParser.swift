@@ -17,7 +17,7 @@ extension ReceiptParser {
         }
         var ber = contentInfo.indefinite
         let contentType = try r.firstChild(of: contentInfo, depth: 0)
-        guard contentType.identifier == BERTag.oid, r.contentEquals(contentType, OID.signedData) else {
+        guard contentType.identifier == BERTag.oid, r.contentEquals(contentType, OID.Words.signedData) else {
             throw ReceiptError(.malformedDER, at: contentType.start, "the container is not PKCS #7 signedData")
         }
         guard let explicit0 = try r.next(after: contentType, in: contentInfo, depth: 0),
@@ -104,8 +104,8 @@ extension ReceiptParser {
         guard oid.identifier == BERTag.oid else {
             throw ReceiptError(.malformedDER, at: oid.start, "an algorithm identifier has no OID")
         }
-        if r.contentEquals(oid, OID.sha1) { return .sha1 }
-        if r.contentEquals(oid, OID.sha256) { return .sha256 }
+        if r.contentEquals(oid, OID.Words.sha1) { return .sha1 }
+        if r.contentEquals(oid, OID.Words.sha256) { return .sha256 }
         return .unsupported
     }
 
@@ -113,7 +113,7 @@ extension ReceiptParser {
         _ r: BERReader, _ encap: BERElement, depth: Int, ber: inout Bool
     ) throws(ReceiptError) {
         let type = try r.firstChild(of: encap, depth: depth)
-        guard type.identifier == BERTag.oid, r.contentEquals(type, OID.data) else {
+        guard type.identifier == BERTag.oid, r.contentEquals(type, OID.Words.data) else {
             throw ReceiptError(.malformedDER, at: type.start, "the signed content type is not data")
         }
         guard let explicit0 = try r.next(after: type, in: encap, depth: depth),
@@ -194,11 +194,11 @@ extension ReceiptParser {
         guard sigOID.identifier == BERTag.oid else {
             throw ReceiptError(.malformedDER, at: sigOID.start, "the signature algorithm has no OID")
         }
-        if r.contentEquals(sigOID, OID.rsaEncryption) {
+        if r.contentEquals(sigOID, OID.Words.rsaEncryption) {
             container.signatureAlgorithm = .rsaEncryption
-        } else if r.contentEquals(sigOID, OID.sha256WithRSA) {
+        } else if r.contentEquals(sigOID, OID.Words.sha256WithRSA) {
             container.signatureAlgorithm = .sha256WithRSA
-        } else if r.contentEquals(sigOID, OID.sha1WithRSA) {
+        } else if r.contentEquals(sigOID, OID.Words.sha1WithRSA) {
             container.signatureAlgorithm = .sha1WithRSA
         } else {
             container.signatureAlgorithm = .unsupported
@@ -216,7 +216,7 @@ extension ReceiptParser {
                 throw ReceiptError(.malformedDER, at: attr.start, "a signed attribute is not a SEQUENCE")
             }
             let type = try r.firstChild(of: attr, depth: depth + 1)
-            guard type.identifier == BERTag.oid, r.contentEquals(type, OID.messageDigest) else { return }
+            guard type.identifier == BERTag.oid, r.contentEquals(type, OID.Words.messageDigest) else { return }
             guard let values = try r.next(after: type, in: attr, depth: depth + 1), values.identifier == BERTag.set
             else { throw ReceiptError(.malformedDER, at: type.end, "the messageDigest attribute has no value") }
             let value = try r.firstChild(of: values, depth: depth + 2)

@@ -29,8 +29,11 @@ public enum UTF8Check {
 
     /// True when none of the eight octets of `w` has its top bit set or is zero. Subtracting 0x01 from each
     /// octet borrows into a top bit exactly when some octet is zero (the lowest zero octet becomes 0xFF).
-    @inline(__always) static func isASCIIWithoutNUL(_ w: UInt64) -> Bool {
-        (w | (w &- 0x0101_0101_0101_0101)) & 0x8080_8080_8080_8080 == 0
+    @inline(__always) static func isASCIIWithoutNUL(_ w: UInt64) -> Bool { nonASCIIOrNUL(w) == 0 }
+
+    /// The top bits of `isASCIIWithoutNUL`'s test: zero exactly when it holds (callers or several words' flags).
+    @inline(__always) static func nonASCIIOrNUL(_ w: UInt64) -> UInt64 {
+        (w | (w &- 0x0101_0101_0101_0101)) & 0x8080_8080_8080_8080
     }
 
     /// The length of the valid character at `i` (`i < s.count`), or 0 when it is invalid or NUL.

@@ -32,7 +32,7 @@ struct FixedColumnBuffer<T: BinaryIntegerOrBool> {
         // In bounds: count < capacity once the check above has run.
         values[count] = v ?? T.zeroValue
         valid[count] = v != nil
-        count += 1
+        count &+= 1  // below capacity, an allocation size: cannot overflow
     }
 
     @usableFromInline @inline(never)
@@ -105,10 +105,45 @@ struct StringColumnBuffer {
     @inlinable @inline(__always)
     mutating func appendPart(_ v: UnsafeRawBufferPointer) {
         let n = v.count
-        if byteCapacity - byteCount < n { growBytes(n) }
+        if byteCapacity &- byteCount < n { growBytes(n) }
         // In bounds: byteCount + n <= byteCapacity after the check above; n > 0 implies a base address.
-        if n > 0 { UnsafeMutableRawPointer(bytes + byteCount).copyMemory(from: v.baseAddress!, byteCount: n) }
-        byteCount += n
+        if n > 0 { Self.copy(bytes + byteCount, v.baseAddress.unsafelyUnwrapped, n) }
+        byteCount &+= n  // <= byteCapacity: cannot overflow
+    }
+
+    /// Copies `n > 0` octets. Most values are short (ids, versions, dates): those are copied as two overlapping
+    /// words of 8, 4 or 1 octets (or four of 8 up to 32 octets), reading and writing only the `n` octets, without
+    /// the call into `memmove`.
+    @inlinable @inline(__always)
+    static func copy(_ dst: UnsafeMutablePointer<UInt8>, _ src: UnsafeRawPointer, _ n: Int) {
+        let d = UnsafeMutableRawPointer(dst)
+        if n >= 8 {
+            if n > 32 { return d.copyMemory(from: src, byteCount: n) }
+            // Every load and store below lies in 0..<n (n in 8...32).
+            let a = src.loadUnaligned(as: UInt64.self)
+            let b = src.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
+            if n > 16 {
+                let c = src.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                let e = src.loadUnaligned(fromByteOffset: n &- 16, as: UInt64.self)
+                d.storeBytes(of: c, toByteOffset: 8, as: UInt64.self)
+                d.storeBytes(of: e, toByteOffset: n &- 16, as: UInt64.self)
+            }
+            d.storeBytes(of: a, as: UInt64.self)
+            d.storeBytes(of: b, toByteOffset: n &- 8, as: UInt64.self)
+        } else if n >= 4 {
+            let a = src.loadUnaligned(as: UInt32.self)
+            let b = src.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self)
+            d.storeBytes(of: a, as: UInt32.self)
+            d.storeBytes(of: b, toByteOffset: n &- 4, as: UInt32.self)
+        } else {
+            // n in 1...3: octets 0, n / 2 and n - 1 cover them all.
+            let a = src.load(as: UInt8.self)
+            let b = src.load(fromByteOffset: n >> 1, as: UInt8.self)
+            let c = src.load(fromByteOffset: n &- 1, as: UInt8.self)
+            d.storeBytes(of: a, as: UInt8.self)
+            d.storeBytes(of: b, toByteOffset: n >> 1, as: UInt8.self)
+            d.storeBytes(of: c, toByteOffset: n &- 1, as: UInt8.self)
+        }
     }
 
     @inlinable @inline(__always)
@@ -116,7 +151,7 @@ struct StringColumnBuffer {
         if byteCount == byteCapacity { growBytes(1) }
         // In bounds: byteCount < byteCapacity after the check above.
         bytes[byteCount] = byte
-        byteCount += 1
+        byteCount &+= 1
     }
 
     /// Ends the row: the bytes appended since the previous row are its value (none for a null).
@@ -125,9 +160,9 @@ struct StringColumnBuffer {
         if count == capacity { growRows() }
         // In bounds: count < capacity, and offsets holds capacity + 1 entries.
         if !ok { byteCount = offsets[count] }
-        offsets[count + 1] = byteCount
+        offsets[count &+ 1] = byteCount
         valid[count] = ok
-        count += 1
+        count &+= 1  // below capacity: cannot overflow
     }
 
     @usableFromInline @inline(never)

@@ -61,3 +61,16 @@ extension ColumnRowWriter {
         }
     }
 }
+
+extension RecordProcessor {
+    /// The bytes of `range` in `base`, or nil when absent or (defensively) out of range (as
+    /// `ColumnRowWriter.string(_:_:in:)`, for `ColumnBlockWriter`).
+    @inline(__always) static func text(_ range: Range<Int>?, in base: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer?
+    {
+        guard let range, range.lowerBound >= 0, range.upperBound <= base.count else { return nil }
+        return UnsafeRawBufferPointer(rebasing: base[range])
+    }
+
+    /// `v` when it fits 32 bits, else nil (as `ColumnRowWriter.int32(_:narrowing:)`).
+    @inline(__always) static func narrow(_ v: Int64?) -> Int32? { v.flatMap { Int32(exactly: $0) } }
+}

@@ -460,29 +460,34 @@ public final class RecordProcessor {
         _ t: inout ColumnTable, _ ctx: RowContext, payload p: UnsafeRawBufferPointer, fields f: ReceiptFields
     ) {
         typealias C = TransactionsColumns
-        for k in 0..<f.inAppCount {
-            let e = f.inApp[k]
-            t.appendRow { w in
-                w.string(C.source, ctx.source)
-                w.int64(C.line, Int64(ctx.line))
-                w.string(C.recordID, ctx.recordID)
+        let n = f.inAppCount
+        precondition(n <= f.inApp.count, "more in-app entries counted than decoded")
+        // Column by column over the receipt's entries (ColumnBlockWriter), reading them in place.
+        f.inApp.withUnsafeBufferPointer { entries in
+            t.appendRows(n) { w in
+                let line = Int64(ctx.line)
+                w.string(C.source) { _ in ctx.source }
+                w.int64(C.line) { _ in line }
+                w.string(C.recordID) { _ in ctx.recordID }
                 // Non-nullable in the schema: an absent value is written as an empty string.
-                w.string(C.bundleID, f.bundleID ?? 0..<0, in: p)
-                w.string(C.receiptType, f.receiptType ?? 0..<0, in: p)
-                w.int32(C.quantity, narrowing: e.quantity)
-                w.string(C.productID, e.productID ?? 0..<0, in: p)
-                w.string(C.transactionID, e.transactionID ?? 0..<0, in: p)
-                w.string(C.originalTransactionID, e.originalTransactionID, in: p)
-                w.int64(C.purchaseDate, e.purchaseDate)
-                w.int64(C.originalPurchaseDate, e.originalPurchaseDate)
-                w.int64(C.expiresDate, e.expiresDate)
-                w.int64(C.cancellationDate, e.cancellationDate)
-                w.int64(C.webOrderLineItemID, e.webOrderLineItemID)
-                w.bool(C.isTrialPeriod, e.isTrialPeriod.map { $0 != 0 })
-                w.bool(C.isInIntroOfferPeriod, e.isInIntroOfferPeriod.map { $0 != 0 })
-                w.string(C.promotionalOfferID, e.promotionalOfferID, in: p)
-                w.int32(C.productType, narrowing: e.productType)
-                w.int32(C.cancellationReason, narrowing: e.cancellationReason)
+                let bundle = Self.text(f.bundleID ?? 0..<0, in: p)
+                let type = Self.text(f.receiptType ?? 0..<0, in: p)
+                w.string(C.bundleID) { _ in bundle }
+                w.string(C.receiptType) { _ in type }
+                w.int32(C.quantity) { i in Self.narrow(entries[i].quantity) }
+                w.string(C.productID) { i in Self.text(entries[i].productID ?? 0..<0, in: p) }
+                w.string(C.transactionID) { i in Self.text(entries[i].transactionID ?? 0..<0, in: p) }
+                w.string(C.originalTransactionID) { i in Self.text(entries[i].originalTransactionID, in: p) }
+                w.int64(C.purchaseDate) { i in entries[i].purchaseDate }
+                w.int64(C.originalPurchaseDate) { i in entries[i].originalPurchaseDate }
+                w.int64(C.expiresDate) { i in entries[i].expiresDate }
+                w.int64(C.cancellationDate) { i in entries[i].cancellationDate }
+                w.int64(C.webOrderLineItemID) { i in entries[i].webOrderLineItemID }
+                w.bool(C.isTrialPeriod) { i in entries[i].isTrialPeriod.map { $0 != 0 } }
+                w.bool(C.isInIntroOfferPeriod) { i in entries[i].isInIntroOfferPeriod.map { $0 != 0 } }
+                w.string(C.promotionalOfferID) { i in Self.text(entries[i].promotionalOfferID, in: p) }
+                w.int32(C.productType) { i in Self.narrow(entries[i].productType) }
+                w.int32(C.cancellationReason) { i in Self.narrow(entries[i].cancellationReason) }
             }
         }
     }

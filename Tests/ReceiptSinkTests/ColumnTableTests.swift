@@ -195,4 +195,55 @@ import Testing
         #expect(t.int32s[0][0] == .max && t.int32s[0][1] == .min)
         #expect(t.bools[0][0] == false && t.bools[0][1] == nil)
     }
+
+    /// Row `r` for the byte-exact checks: `r % 41` octets that differ at every position (every length the inline
+    /// copy distinguishes: 1...3, 4...7, 8...16, 17...32, longer), null every 9th row.
+    static func bytesRow(_ r: Int) -> [UInt8]? {
+        r % 9 == 4 ? nil : (0..<(r % 41)).map { UInt8(truncatingIfNeeded: r &* 31 &+ $0 &* 7 &+ 1) }
+    }
+
+    /// `appendRows` (column by column, in blocks of several sizes, across the buffers' growth) holds exactly what
+    /// `appendRow` holds for the same rows.
+    @Test func blocksAppendAsRows() {
+        var byRow = ColumnTable(schema: Self.small)
+        var byBlock = ColumnTable(schema: Self.small)
+        var r = 0
+        for size in [0, 1, 5, 40, 3, 130] {
+            let rows = (r..<(r + size)).map { Self.bytesRow($0) }
+            for v in rows {
+                let k = byRow.rowCount
+                byRow.appendRow { w in
+                    if let v { v.withUnsafeBytes { w.string(0, $0) } } else { w.null(string: 0) }
+                    w.int64(0, k % 5 == 0 ? nil : Int64(k) << 40)
+                    w.int32(0, k % 6 == 0 ? nil : Int32(-k))
+                    w.bool(0, k % 4 == 0 ? nil : k % 3 == 0)
+                }
+            }
+            let first = byBlock.rowCount
+            let flat = rows.map { $0 ?? [] }
+            var all: [UInt8] = flat.flatMap { $0 }
+            all.withUnsafeMutableBytes { buf in
+                var offsets = [0]
+                for v in flat { offsets.append(offsets.last! + v.count) }
+                byBlock.appendRows(size) { w in
+                    w.string(0) { i in
+                        rows[i] == nil ? nil : UnsafeRawBufferPointer(rebasing: buf[offsets[i]..<offsets[i + 1]])
+                    }
+                    w.int64(0) { i in (first + i) % 5 == 0 ? nil : Int64(first + i) << 40 }
+                    w.int32(0) { i in (first + i) % 6 == 0 ? nil : Int32(-(first + i)) }
+                    w.bool(0) { i in (first + i) % 4 == 0 ? nil : (first + i) % 3 == 0 }
+                }
+            }
+            r += size
+        }
+        #expect(byBlock.rowCount == r && byRow.rowCount == r && byBlock.isConsistent)
+        for k in 0..<r {
+            #expect(byBlock.strings[0].valid[k] == (Self.bytesRow(k) != nil))
+            #expect(byBlock.strings[0].withBytes(k) { Array($0) } == Self.bytesRow(k) ?? [])
+            #expect(byRow.strings[0].withBytes(k) { Array($0) } == Self.bytesRow(k) ?? [])
+            #expect(byBlock.int64s[0][k] == byRow.int64s[0][k])
+            #expect(byBlock.int32s[0][k] == byRow.int32s[0][k])
+            #expect(byBlock.bools[0][k] == byRow.bools[0][k])
+        }
+    }
 }
