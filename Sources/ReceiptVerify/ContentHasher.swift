@@ -6,7 +6,7 @@ import CSIMD
 /// Hashes on the stack through OpenSSL's low-level SHA-256 (see `DigestEngine`), so nothing is allocated per
 /// receipt. Two buffers at once go through CSIMD's two-lane SHA-256 when the CPU has the SHA extensions: one
 /// message is bound by the latency of the round instruction, two interleaved take little more time than one
-/// (scripts/sha256x2-bench.c). Stateless; one per worker thread is still the intended use.
+/// (scripts/sha-x2-bench.c sha256). Stateless; one per worker thread is still the intended use.
 public final class ContentHasher {
     /// Whether `sha256Pair` hashes both buffers at once; otherwise one after the other through OpenSSL.
     let twoLane: Bool
