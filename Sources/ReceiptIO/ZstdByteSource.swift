@@ -108,8 +108,6 @@ public final class ZstdByteSource: ByteSource {
 
     private func readNext(into buffer: UnsafeMutableRawBufferPointer) throws(InputError) -> Int {
         guard let dst = buffer.baseAddress, buffer.count > 0 else { return 0 }
-        if directWindowLimit == 0 { return try readStreaming(dst, buffer.count) }
-        precondition(buffer.count >= Self.directRoom, "in-place zstd decoding needs room for a whole block")
         while true {
             switch path {
             case .between:
@@ -119,6 +117,7 @@ public final class ZstdByteSource: ByteSource {
                 // Otherwise the frame ended without output: the next one chooses its path.
                 if n > 0 || path == .streaming { return n }
             case .direct:
+                precondition(buffer.count >= Self.directRoom, "in-place zstd decoding needs room for a whole block")
                 let n = try readDirect(dst, buffer.count)
                 if n > 0 { return n }
             }
@@ -139,8 +138,13 @@ public final class ZstdByteSource: ByteSource {
             let progress = inb.pos > inputPos || out.pos > outBefore
             if progress { midFrame = r != 0 }
             inputPos = inb.pos
-            if progress && r == 0 && directWindowLimit > 0 {
-                // The frame is decoded and flushed: with in-place decoding on, the next frame chooses its path.
+            frameDecoded += out.pos - outBefore
+            if UInt64(frameDecoded) > contentSize { throw corrupt() }
+            if progress && r == 0 {
+                // The frame is decoded and flushed. libzstd checks its declared size only when it decodes a frame
+                // in one pass, not block by block (input arriving in pieces): check it here, as in place.
+                if contentSize != UInt64.max && UInt64(frameDecoded) != contentSize { throw corrupt() }
+                // The next frame chooses its path.
                 path = .between
                 return out.pos
             }
@@ -168,7 +172,11 @@ public final class ZstdByteSource: ByteSource {
         var header = ZSTD_frameHeader()
         // In range: available bytes from inputPos lie in the input buffer.
         let r = ZSTD_getFrameHeader(&header, input.baseAddress! + inputPos, available)
-        guard r == 0, header.frameType == ZSTD_frame, header.dictID == 0,
+        // Both paths check the declared content size (skippable frames and unreadable headers declare none).
+        let declares = r == 0 && header.frameType == ZSTD_frame
+        contentSize = declares ? header.frameContentSize : UInt64.max
+        frameDecoded = 0
+        guard declares, directWindowLimit > 0, header.dictID == 0,
             header.windowSize <= UInt64(directWindowLimit), Int(header.blockSizeMax) <= Self.directRoom
         else {
             // Anything else, errors included, goes the way it always went.

@@ -298,6 +298,13 @@ private let orders: [BatchOrder] = [
         #expect(fast.outcome.error?.hasPrefix("input 't.zst' is not a valid zstd stream (") == true)
         #expect(fast.framesInPlace == 1)
         expectSameVerdict(fast.outcome, read(long, small, inPlace: false).outcome, "declared 5 of 12")
+        // The same short frame arriving a few bytes per read (a pipe): libzstd then decodes it block by block and
+        // checks no declared size itself, so the streaming path must check it too (fuzz regression
+        // declared-size-unchecked-in-pieces).
+        for chunk in [1, 3, 7] {
+            #expect(read(short, small, inPlace: true, chunk: chunk).outcome.error == corrupt, "chunk \(chunk)")
+            #expect(read(short, small, inPlace: false, chunk: chunk).outcome.error == corrupt, "chunk \(chunk)")
+        }
     }
 
     /// The committed fuzz corpus and crash regressions of the zstd target (Fuzz/corpus/zstd, Fuzz/regressions/zstd)
