@@ -13,6 +13,8 @@ final class RSAPublicKey: @unchecked Sendable {
     let n: OpaquePointer
     let e: OpaquePointer
     let mont: OpaquePointer
+    /// e as a machine word (at most `maxExponentBits` bits), for `MontgomeryPower`'s walk over its bits.
+    let exponent: UInt64
     /// The modulus length in bytes (k in RFC 8017): the length of every acceptable signature and of the
     /// encoded message block.
     let byteCount: Int
@@ -68,6 +70,8 @@ final class RSAPublicKey: @unchecked Sendable {
         self.n = n
         self.e = e
         self.mont = mont
+        // BN_get_word returns e itself: e has at most 64 bits (checked above).
+        exponent = UInt64(BN_get_word(e))
         byteCount = (bits + 7) / 8
     }
 
