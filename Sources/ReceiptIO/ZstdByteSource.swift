@@ -1,3 +1,4 @@
+import CSIMD
 import CZstd
 
 #if canImport(Glibc)
@@ -12,9 +13,14 @@ import CZstd
 /// Two ways to decode a frame:
 /// - streaming (`ZSTD_decompressStream`): libzstd decodes into its own window buffer and copies into the caller's.
 ///   Works for any frame and any destination size; the only way unless in-place decoding is enabled.
-/// - in place (libzstd's buffer-less API): blocks are decoded straight into the caller's buffer, which saves the
-///   copy. libzstd then reads back-references from the caller's earlier output, so the caller must keep its
-///   promises (see `directWindowLimit`). `RecordReader` enables it; every other caller gets streaming.
+/// - in place (libzstd's block API, `ZSTD_decompressBlock`, with the frame and block headers and the checksum read
+///   here): blocks are decoded straight into the caller's buffer, which saves the copy. libzstd then reads
+///   back-references from the caller's earlier output, so the caller must keep its promises (see
+///   `directWindowLimit`). `RecordReader` enables it; every other caller gets streaming.
+///   The block API rather than the buffer-less frame API (`ZSTD_decompressContinue`): libzstd 1.5 decodes a block's
+///   literals into the free room after the block when it may (one-shot decoding), but the buffer-less API never
+///   lets it, so blocks with more than 64 KB of literals went through a memmove and a copy of them (9% of the
+///   reader thread on the benchmark corpus).
 public final class ZstdByteSource: ByteSource {
     private let inner: any ByteSource
     private let name: String
@@ -65,6 +71,11 @@ public final class ZstdByteSource: ByteSource {
     private var frameDecoded = 0
     private var segmentLength = 0
     private var segmentEnd: UnsafeMutableRawPointer? = nil
+    /// In-place frames: whether the frame ends with a content checksum, its XXH64 so far, and whether its last
+    /// block has been decoded (only the checksum, if any, is left).
+    private var checksummed = false
+    private var checksum = rf_xxh64_state()
+    private var lastBlockDone = false
     /// The error that stopped the source; every later read throws it again. libzstd's state is not trusted after an
     /// error, and in-place decoding must not resume over memory the reader may no longer keep.
     private var failure: InputError? = nil
@@ -151,9 +162,7 @@ public final class ZstdByteSource: ByteSource {
             if out.pos > 0 { return out.pos }
             if inputPos < inputCount { continue }
             if inputEnded {
-                if midFrame {
-                    throw InputError("input '\(name)' ends in the middle of a zstd frame; the file is truncated")
-                }
+                if midFrame { throw truncated() }
                 return 0
             }
             inputCount = try inner.read(into: input)
@@ -189,6 +198,11 @@ public final class ZstdByteSource: ByteSource {
         }
         let b = ZSTD_decompressBegin(dctx)
         if ZSTD_isError(b) != 0 { throw invalid(b) }
+        // The blocks follow the header (ZSTD_getFrameHeader returned 0: all of it is in the buffer).
+        inputPos += Int(header.headerSize)
+        checksummed = header.checksumFlag != 0
+        rf_xxh64_reset(&checksum)
+        lastBlockDone = false
         window = Int(header.windowSize)
         blockSizeMax = Int(header.blockSizeMax)
         contentSize = header.frameContentSize
@@ -200,43 +214,84 @@ public final class ZstdByteSource: ByteSource {
         return true
     }
 
-    /// Decodes metadata and at most one block of the current in-place frame into `dst`; 0 when the frame ended
-    /// without more output.
+    /// Decodes at most one block of the current in-place frame into `dst` (then its checksum, at the end); 0 when
+    /// the frame ended without more output.
     private func readDirect(_ dst: UnsafeMutableRawPointer, _ count: Int) throws(InputError) -> Int {
         while true {
-            let need = ZSTD_nextSrcSizeToDecompress(dctx)
-            if need == 0 {
-                // The buffer-less API leaves this check to its caller; the streaming path makes it.
+            if lastBlockDone {
+                if checksummed {
+                    guard try fillInput(atLeast: 4) >= 4 else { throw truncated() }
+                    // In range: 4 bytes at inputPos (fillInput). The low 32 bits of XXH64, little-endian.
+                    let stored = input.loadUnaligned(fromByteOffset: inputPos, as: UInt32.self).littleEndian
+                    inputPos += 4
+                    if stored != UInt32(truncatingIfNeeded: rf_xxh64_digest(&checksum)) {
+                        throw invalid(-Int(ZSTD_error_checksum_wrong.rawValue))
+                    }
+                }
+                // The block API checks no declared size; the streaming path makes the same check.
                 if contentSize != UInt64.max && UInt64(frameDecoded) != contentSize { throw corrupt() }
                 path = .between
                 return 0
             }
-            // libzstd wants exactly `need` contiguous bytes: at most a block (it checks block sizes against the
-            // frame's maximum), checked again so that no input could ask for more than the buffer holds.
-            guard need <= input.count else {
-                throw InputError("input '\(name)' is not a valid zstd stream (block too large); check the file")
+            // Block header: 3 bytes, little-endian: last-block flag, type (2 bits), size (21 bits).
+            guard try fillInput(atLeast: 3) >= 3 else { throw truncated() }
+            // In range: 3 bytes at inputPos.
+            let h =
+                UInt32(input[inputPos]) | UInt32(input[inputPos + 1]) << 8 | UInt32(input[inputPos + 2]) << 16
+            inputPos += 3
+            let type = (h >> 1) & 3
+            let size = Int(h >> 3)
+            // Every block, whatever its type, holds at most the frame's block maximum (at most 128 KB, which
+            // `directRoom` and so `count` cover); a raw or compressed block's body is read whole into the input
+            // buffer (1 MB).
+            guard type != 3, size <= blockSizeMax, size <= count else { throw corrupt() }
+            // A raw or RLE block says how much it decodes to: beyond the declared content size it is corrupt
+            // before its bytes arrive, as libzstd's streaming decoder finds (it has no room for them).
+            if type != 2 && contentSize != UInt64.max && UInt64(frameDecoded + size) > contentSize {
+                throw corrupt()
             }
-            guard try fillInput(atLeast: need) >= need else {
-                throw InputError("input '\(name)' ends in the middle of a zstd frame; the file is truncated")
-            }
+            let body = type == 1 ? 1 : size
+            guard try fillInput(atLeast: body) >= body else { throw truncated() }
             if dst != segmentEnd {
                 // A new segment: the old one becomes libzstd's only history, so it must cover the window
                 // (the reader's promise 3; breaking it would decode wrong bytes, so it is checked here).
                 precondition(!needsLongerSegment, "zstd history shorter than the window")
                 segmentLength = 0
             }
-            // In range: `need` bytes at inputPos (fillInput); libzstd writes at most `count` bytes at dst.
-            // At most a block's worth of room, as the streaming path always has at least: a corrupt block that
-            // decodes to more fails here too instead of spilling into the rest of the batch.
-            let r = ZSTD_decompressContinue(dctx, dst, min(count, blockSizeMax), input.baseAddress! + inputPos, need)
-            if ZSTD_isError(r) != 0 { throw invalid(r) }
-            inputPos += need
+            let src = input.baseAddress! + inputPos
+            let r: Int
+            switch type {
+            case 0:
+                // Raw: the bytes themselves. In range: size bytes at src (fillInput) and size <= count at dst.
+                dst.copyMemory(from: src, byteCount: size)
+                ZSTD_insertBlock(dctx, dst, size)
+                r = size
+            case 1:
+                // RLE: one byte, repeated size times (size <= count).
+                memset(dst, Int32(src.load(as: UInt8.self)), size)
+                ZSTD_insertBlock(dctx, dst, size)
+                r = size
+            default:
+                // The whole room, so that libzstd may decode the literals after the block instead of copying
+                // them. libzstd writes only inside [dst, dst + count), the batch's free room; a block that
+                // decodes to more than the frame's block maximum is corrupt (the frame API would have refused it).
+                r = ZSTD_decompressBlock(dctx, dst, count, src, size)
+                if ZSTD_isError(r) != 0 { throw invalid(r) }
+                if r > blockSizeMax { throw corrupt() }
+            }
+            inputPos += body
+            lastBlockDone = h & 1 == 1
+            if checksummed { rf_xxh64_update(&checksum, dst.assumingMemoryBound(to: UInt8.self), r) }
             segmentEnd = dst + r
             segmentLength += r
             frameDecoded += r
             if UInt64(frameDecoded) > contentSize { throw corrupt() }
             if r > 0 { return r }
         }
+    }
+
+    private func truncated() -> InputError {
+        InputError("input '\(name)' ends in the middle of a zstd frame; the file is truncated")
     }
 
     /// Makes at least `count` unread input bytes contiguous at `inputPos` (fewer only at the end of the input);

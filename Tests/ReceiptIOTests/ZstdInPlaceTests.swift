@@ -1,3 +1,4 @@
+import CSIMD
 import Foundation
 import ReceiptSynth
 import ReceiptTestSupport
@@ -38,12 +39,18 @@ private func expectEqual(
 
 /// Checks that two reads of the same input agree: the same records, or the same failure. Corrupt data fails on both
 /// paths, but libzstd's reason may differ (it depends on how much output room the decoder had at the bad block,
-/// which differs between libzstd's window and a batch), so two corruption reports count as the same failure.
+/// which differs between libzstd's window and a batch), so two corruption reports count as the same failure; so do
+/// a corruption report and a truncation report, for a frame that is both (which one a decoder meets first depends
+/// on how far it reads before it checks: libzstd's streaming decoder copies a raw block as its bytes arrive, the
+/// block path checks a block's header before it waits for the body). Cuts of valid frames are compared exactly
+/// (`truncatedStreamsFailAsTheyAlwaysDid`).
 private func expectSameVerdict(
     _ a: Outcome, _ b: Outcome, _ what: String, sourceLocation: SourceLocation = #_sourceLocation
 ) {
     let corrupt = "input 't.zst' is not a valid zstd stream ("
-    if let e = a.error, let f = b.error, e != f, e.hasPrefix(corrupt), f.hasPrefix(corrupt) { return }
+    let cut = "input 't.zst' ends in the middle of a zstd frame; the file is truncated"
+    let bad = { (e: String) in e.hasPrefix(corrupt) || e == cut }
+    if let e = a.error, let f = b.error, e != f, bad(e), bad(f) { return }
     expectEqual(a, b, what, sourceLocation: sourceLocation)
 }
 
@@ -327,4 +334,86 @@ private let orders: [BatchOrder] = [
         #expect(files >= 10)
         #expect(inPlace >= 5)
     }
+
+    // MARK: - The block path (frame and block headers and the checksum read by ZstdByteSource)
+
+    @Test(arguments: [BatchOrder.same, .lifo(held: 1), .fifo(held: 3)])
+    func everyBlockTypeDecodesInPlace(order: BatchOrder) throws {
+        // Random bytes (raw blocks: they do not compress), one byte repeated (RLE blocks), repetitive lines
+        // (compressed blocks), and short stretches of each so that blocks of different types follow each other.
+        var rng = SplitMix(seed: 31)
+        let random = { (n: Int) in (0..<n).map { _ in UInt8(truncatingIfNeeded: rng.next()) } }
+        var text = random(400 << 10) + [UInt8](repeating: 0x20, count: 300 << 10) + [0x0A]
+        text += repetitiveLines(bytes: 600 << 10, stretch: 100 << 10, lengths: 10...2000, seed: 32)
+        for k in 0..<12 { text += k % 2 == 0 ? random(150 << 10) : [UInt8](repeating: 0x2E, count: 140 << 10) }
+        for checksum in [true, false] {
+            let compressed = encodeFrame(text, FrameSpec(windowLog: 19, checksum: checksum))
+            let types = Set(blockTypes(compressed))
+            #expect(types == [0, 1, 2], "block types in the test frame: \(types.sorted())")
+            try expectSame(text, compressed, small, order: order)
+        }
+    }
+
+    @Test func aWrongChecksumIsCaughtInPlaceAsWhenStreamed() throws {
+        let text = repetitiveLines(bytes: 700_000, stretch: 100 << 10, lengths: 10...900, seed: 33)
+        let frame = encodeFrame(text, FrameSpec(windowLog: 18, checksum: true))
+        #expect(read(frame, small, inPlace: true).outcome.error == nil)
+        for k in 1...4 {
+            for bit: UInt8 in [0x01, 0x80] {
+                var bad = frame
+                bad[bad.count - k] ^= bit
+                let fast = read(bad, small, inPlace: true)
+                let slow = read(bad, small, inPlace: false)
+                #expect(fast.framesInPlace == 1)
+                #expect(fast.outcome.error?.contains("checksum") == true, "byte -\(k): \(fast.outcome.error ?? "ok")")
+                #expect(fast.outcome.error == slow.outcome.error, "byte -\(k)")
+            }
+        }
+    }
+
+    /// The checksum the block path computes (`rf_xxh64_*`, fed in pieces of random sizes) against the one libzstd
+    /// writes at the end of a frame (the low 32 bits of XXH64 of the content, little-endian).
+    @Test func theStreamingXXH64MatchesLibzstdsFrameChecksums() {
+        var rng = SplitMix(seed: 34)
+        for n in Array(0...100) + [127, 128, 255, 256, 1000, 65_537, 300_001] {
+            let data = (0..<n).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+            let frame = encodeFrame(data, FrameSpec(checksum: true))
+            let stored = frame.suffix(4).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            var state = rf_xxh64_state()
+            rf_xxh64_reset(&state)
+            var at = 0
+            data.withUnsafeBufferPointer { d in
+                while at < n {
+                    let piece = min(n - at, Int(rng.next() % 70))
+                    rf_xxh64_update(&state, d.baseAddress! + at, piece)
+                    at += piece
+                }
+            }
+            #expect(UInt32(truncatingIfNeeded: rf_xxh64_digest(&state)) == stored, "\(n) bytes")
+        }
+    }
+
+    @Test func blocksLargerThanTheFrameAllowsAreCorrupt() {
+        // A 1 KB window allows blocks of at most 1 KB; these hold 2 KB, raw or RLE, and decode to valid lines.
+        let line = [UInt8](repeating: 0x61, count: 2047) + [0x0A]
+        let header: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x00]
+        let size = 2048 << 3
+        let raw = header + [UInt8(truncatingIfNeeded: size | 1), UInt8(truncatingIfNeeded: size >> 8), 0] + line
+        let rle = header + [UInt8(truncatingIfNeeded: size | 3), UInt8(truncatingIfNeeded: size >> 8), 0, 0x61]
+        #expect(frameWindow(raw) == 1024)
+        for frame in [raw, rle] {
+            let fast = read(frame, small, inPlace: true)
+            #expect(fast.framesInPlace == 1)
+            #expect(fast.outcome.error?.hasPrefix("input 't.zst' is not a valid zstd stream (") == true)
+            expectSameVerdict(fast.outcome, read(frame, small, inPlace: false).outcome, "block of 2 KB")
+        }
+        // The same blocks at 1 KB are fine.
+        let ok = 1024 << 3
+        let fine =
+            header + [UInt8(truncatingIfNeeded: ok | 1), UInt8(truncatingIfNeeded: ok >> 8), 0]
+            + [UInt8](repeating: 0x62, count: 1023) + [0x0A]
+        let fast = read(fine, small, inPlace: true)
+        #expect(fast.outcome.error == nil && fast.framesInPlace == 1 && fast.outcome.lines.count == 1)
+    }
+
 }

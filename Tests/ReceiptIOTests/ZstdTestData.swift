@@ -196,3 +196,19 @@ func readAll(_ reader: RecordReader, _ options: ReaderOptions, order: BatchOrder
     }
     return all
 }
+
+/// The type of every block of a single zstd frame (0 raw, 1 RLE, 2 compressed), read from the block headers.
+func blockTypes(_ frame: [UInt8]) -> [Int] {
+    var header = ZSTD_frameHeader()
+    let r = frame.withUnsafeBytes { ZSTD_getFrameHeader(&header, $0.baseAddress, $0.count) }
+    precondition(r == 0 && header.frameType == ZSTD_frame)
+    var at = Int(header.headerSize)
+    var types: [Int] = []
+    while true {
+        let h = Int(frame[at]) | Int(frame[at + 1]) << 8 | Int(frame[at + 2]) << 16
+        let type = (h >> 1) & 3
+        types.append(type)
+        at += 3 + (type == 1 ? 1 : h >> 3)
+        if h & 1 == 1 { return types }
+    }
+}
