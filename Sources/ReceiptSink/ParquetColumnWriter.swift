@@ -29,6 +29,8 @@ final class ParquetColumnWriter {
     let pageBytes: Int
     let maxRowsPerPage: Int
     let dictionaryMaxBytes: Int
+    /// zstd search target length of this column's pages (0: the level's own).
+    let zstdTargetLength: Int32
 
     // Current page.
     /// Definition levels, one byte (0 or 1) per row; OPTIONAL columns only.
@@ -66,6 +68,7 @@ final class ParquetColumnWriter {
         pageBytes = max(1, options.pageBytes)
         maxRowsPerPage = max(1, options.maxRowsPerPage)
         dictionaryMaxBytes = options.dictionaryMaxBytes
+        zstdTargetLength = options.zstdTargetLengths[spec.name] ?? 0
     }
 
     /// Bytes held for the current row group (compressed pages, the open page, the dictionary).
@@ -123,7 +126,7 @@ final class ParquetColumnWriter {
         }
         do throws(SinkError) {
             let page = optional || isDictionaryPage ? zstd.page.bytes : values.bytes
-            let n = try zstd.compress(page)
+            let n = try zstd.compress(page, targetLength: zstdTargetLength)
             Self.dataPageHeader(
                 &header, uncompressed: page.count, compressed: n, numValues: pageRows,
                 encoding: isDictionaryPage ? .rleDictionary : .plain)
