@@ -30,6 +30,9 @@ public struct SinkOptions: Sendable {
         "original_purchase_date": 4,
     ]
 
+    /// Bytes kept before an OPTIONAL column's page values for its definition levels; nil: sized from
+    /// `maxRowsPerPage` (`ParquetColumnWriter.levelsHeadroom`). Tests set it to force the copy path.
+    var levelsHeadroom: Int? = nil
     /// String columns that are dictionary-encoded (low cardinality); the rest are PLAIN.
     public var dictionaryColumns: Set<String> = SinkOptions.defaultDictionaryColumns
 
