@@ -18,10 +18,10 @@ struct ByteBuffer: ~Copyable {
     init(capacity: Int = 0, headroom: Int = 0) {
         self.capacity = max(capacity, 64)
         self.headroom = (max(headroom, 0) + 15) & ~15
-        base = .allocate(byteCount: self.headroom + self.capacity, alignment: 16) + self.headroom
+        base = mallocBytes(self.headroom + self.capacity) + self.headroom
     }
 
-    deinit { (base - headroom).deallocate() }
+    deinit { freeBytes(base - headroom) }
 
     var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
 
@@ -36,12 +36,22 @@ struct ByteBuffer: ~Copyable {
     @inline(never)
     private mutating func grow(_ extra: Int) {
         let n = max(capacity * 2, count + extra)
-        let b = UnsafeMutableRawPointer.allocate(byteCount: headroom + n, alignment: 16) + headroom
-        b.copyMemory(from: base, byteCount: count)  // count <= capacity < n
-        (base - headroom).deallocate()
-        base = b
+        if headroom + n >= Self.reallocBytesFrom {
+            // realloc keeps the headroom and the bytes; a large block (mmap'ed by malloc) moves by remapping its
+            // pages instead of copying them (the page buffers grow to about `pageBytes` in the first pages).
+            base = reallocBytes(base - headroom, headroom + n) + headroom
+        } else {
+            // Small blocks: copy only the bytes written (realloc would copy the whole block, headroom included).
+            let b = mallocBytes(headroom + n) + headroom
+            b.copyMemory(from: base, byteCount: count)  // count <= capacity < n
+            freeBytes(base - headroom)
+            base = b
+        }
         capacity = n
     }
+
+    /// Blocks from this size grow by realloc: glibc's default mmap threshold, above which realloc remaps.
+    static let reallocBytesFrom = 128 << 10
 
     /// Writes `prefix` into the headroom, just before the bytes, and returns prefix and bytes as one span; nil
     /// (nothing written) when the prefix is longer than the headroom. The span is valid until the next change.

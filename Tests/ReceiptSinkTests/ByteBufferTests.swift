@@ -46,6 +46,25 @@ import Testing
         #expect([UInt8]().withUnsafeBytes { none.spanWithPrefix($0) }?.count == 0)
     }
 
+    @Test func largeGrowthKeepsBytesAndHeadroom() {
+        // Past malloc's mmap threshold (128 KB by default) realloc remaps instead of copying: the bytes, the
+        // alignment and the headroom must survive either way.
+        var b = ByteBuffer(headroom: 64)
+        var state: UInt64 = 7
+        var expected: [UInt8] = []
+        expected.reserveCapacity(3 << 20)
+        while b.count < 3 << 20 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let chunk = withUnsafeBytes(of: state) { Array($0) } + [UInt8](repeating: UInt8(state >> 59), count: 4091)
+            chunk.withUnsafeBytes { b.append($0) }
+            expected += chunk
+            #expect(Int(bitPattern: b.base) % 16 == 0)
+        }
+        #expect(Array(b.bytes) == expected)
+        let prefix = [UInt8](repeating: 0xAB, count: 64)
+        #expect(prefix.withUnsafeBytes { b.spanWithPrefix($0) }.map { Array($0) } == prefix + expected)
+    }
+
     @Test func reservedRoomTakesUncheckedStores() {
         var b = ByteBuffer()
         b.reserve(1000)
