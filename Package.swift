@@ -49,7 +49,7 @@ let package = Package(
         .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptTestSupport", "ReceiptDER", "ReceiptModel", "ReceiptSynth"]),
         .testTarget(name: "ReceiptVerifyTests", dependencies: ["ReceiptTestSupport", "ReceiptVerify", "ReceiptDER", "ReceiptModel", "ReceiptSynth"]),
         .testTarget(name: "ReceiptIOTests", dependencies: ["ReceiptTestSupport", "ReceiptIO", "ReceiptModel", "ReceiptSynth"]),
-        .testTarget(name: "ReceiptSinkTests", dependencies: ["ReceiptTestSupport", "ReceiptSink", "ReceiptModel", "ReceiptDER"]),
+        .testTarget(name: "ReceiptSinkTests", dependencies: ["ReceiptTestSupport", "ReceiptSink", "ReceiptModel", "ReceiptDER", "CZstd"]),
         .testTarget(name: "ReceiptPipelineTests", dependencies: ["ReceiptTestSupport", "ReceiptPipeline", "ReceiptSynth", "ReceiptModel", "ReceiptIO", "ReceiptSink"]),
         .testTarget(
             name: "ReceiptflowCLITests",

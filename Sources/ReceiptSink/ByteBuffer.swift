@@ -3,18 +3,25 @@
 /// Appends are a capacity compare and a store (Array's append(contentsOf:) was a generic call with a uniqueness
 /// check per value, about a fifth of the writer's instructions). Hot loops `reserve` once for a whole slice of
 /// rows and then write with the unchecked `store` methods. Not copyable: it owns its memory.
+///
+/// A buffer may keep `headroom` bytes before `base`, where `spanWithPrefix` writes a short prefix that is only
+/// known once the bytes are complete (a page's definition levels before its values), so that the two are one span
+/// without moving the bytes.
 struct ByteBuffer: ~Copyable {
     private(set) var base: UnsafeMutableRawPointer
     /// Bytes written; the caller may lower it (never raise it past what was written).
     var count = 0
     private(set) var capacity: Int
+    /// Bytes allocated before `base` (a multiple of 16, so `base` stays 16-aligned).
+    let headroom: Int
 
-    init(capacity: Int = 0) {
+    init(capacity: Int = 0, headroom: Int = 0) {
         self.capacity = max(capacity, 64)
-        base = .allocate(byteCount: self.capacity, alignment: 16)
+        self.headroom = (max(headroom, 0) + 15) & ~15
+        base = mallocBytes(self.headroom + self.capacity) + self.headroom
     }
 
-    deinit { base.deallocate() }
+    deinit { freeBytes(base - headroom) }
 
     var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
 
@@ -29,11 +36,31 @@ struct ByteBuffer: ~Copyable {
     @inline(never)
     private mutating func grow(_ extra: Int) {
         let n = max(capacity * 2, count + extra)
-        let b = UnsafeMutableRawPointer.allocate(byteCount: n, alignment: 16)
-        b.copyMemory(from: base, byteCount: count)  // count <= capacity < n
-        base.deallocate()
-        base = b
+        if headroom + n >= Self.reallocBytesFrom {
+            // realloc keeps the headroom and the bytes; a large block (mmap'ed by malloc) moves by remapping its
+            // pages instead of copying them (the page buffers grow to about `pageBytes` in the first pages).
+            base = reallocBytes(base - headroom, headroom + n) + headroom
+        } else {
+            // Small blocks: copy only the bytes written (realloc would copy the whole block, headroom included).
+            let b = mallocBytes(headroom + n) + headroom
+            b.copyMemory(from: base, byteCount: count)  // count <= capacity < n
+            freeBytes(base - headroom)
+            base = b
+        }
         capacity = n
+    }
+
+    /// Blocks from this size grow by realloc: glibc's default mmap threshold, above which realloc remaps.
+    static let reallocBytesFrom = 128 << 10
+
+    /// Writes `prefix` into the headroom, just before the bytes, and returns prefix and bytes as one span; nil
+    /// (nothing written) when the prefix is longer than the headroom. The span is valid until the next change.
+    mutating func spanWithPrefix(_ prefix: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        guard prefix.count <= headroom else { return nil }
+        let start = base - prefix.count
+        // In bounds: prefix.count <= headroom bytes are allocated before base.
+        if prefix.count > 0 { start.copyMemory(from: prefix.baseAddress!, byteCount: prefix.count) }
+        return UnsafeRawBufferPointer(start: start, count: prefix.count + count)
     }
 
     // MARK: - Checked appends

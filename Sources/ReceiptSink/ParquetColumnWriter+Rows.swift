@@ -47,7 +47,10 @@ extension ParquetColumnWriter {
                 if optional { appendLevels(valid, r, k) }
                 values.reserve(k * width)
                 var out = values.base + values.count
-                var s = (has: stats.hasValue, min: stats.minInt, max: stats.maxInt, nulls: stats.nullCount)
+                // Without a value yet, the bounds start at the extremes: min/max per row then need no branch on
+                // whether one was seen, and a run without values leaves min > max (no value).
+                let has = stats.hasValue
+                var s = (min: has ? stats.minInt : .max, max: has ? stats.maxInt : .min, nulls: stats.nullCount)
                 for i in r..<(r + k) {
                     // REQUIRED columns hold no nulls (the assert); a null row there is written as its zero value.
                     assert(valid[i] || optional, "null in REQUIRED column \(spec.name)")
@@ -59,16 +62,14 @@ extension ParquetColumnWriter {
                     out.storeBytes(of: v.littleEndian, as: T.self)  // reserved: `width` bytes per row of the run
                     out += width
                     let x = Int64(v)
-                    if !s.has {
-                        s = (true, x, x, s.nulls)
-                    } else if x < s.min {
-                        s.min = x
-                    } else if x > s.max {
-                        s.max = x
-                    }
+                    s.min = Swift.min(s.min, x)
+                    s.max = Swift.max(s.max, x)
                 }
                 values.count = out - values.base
-                (stats.hasValue, stats.minInt, stats.maxInt, stats.nullCount) = s
+                // Still no value: the extremes stored are never read (hasValue stays false).
+                (stats.hasValue, stats.minInt, stats.maxInt, stats.nullCount) = (
+                    has || s.min <= s.max, s.min, s.max, s.nulls
+                )
                 pageRows += k
                 r += k
                 closePageIfFull(zstd)

@@ -29,12 +29,14 @@ final class ParquetColumnWriter {
     let pageBytes: Int
     let maxRowsPerPage: Int
     let dictionaryMaxBytes: Int
+    /// zstd search target length of this column's pages (0: the level's own).
+    let zstdTargetLength: Int32
 
     // Current page.
     /// Definition levels, one byte (0 or 1) per row; OPTIONAL columns only.
     var levels = ByteBuffer()
-    /// PLAIN values.
-    var values = ByteBuffer()
+    /// PLAIN values; an OPTIONAL column's keep headroom for the page's definition levels (see `finishPage`).
+    var values: ByteBuffer
     /// Dictionary indices, `UInt32` each.
     var indices = ByteBuffer()
     var indexCount = 0
@@ -66,6 +68,15 @@ final class ParquetColumnWriter {
         pageBytes = max(1, options.pageBytes)
         maxRowsPerPage = max(1, options.maxRowsPerPage)
         dictionaryMaxBytes = options.dictionaryMaxBytes
+        zstdTargetLength = options.zstdTargetLengths[spec.name] ?? 0
+        values = ByteBuffer(headroom: optional ? Self.levelsHeadroom(options) : 0)
+    }
+
+    /// Room before an OPTIONAL column's values for its encoded definition levels: a u32 length, then at most 2
+    /// bits per row (a run of 8 levels takes 2 bytes at worst, RLE or bit-packed) plus slack for longer run
+    /// headers. Levels that do not fit (a `maxRowsPerPage` past the 64 KB cap) take the copy path.
+    static func levelsHeadroom(_ options: SinkOptions) -> Int {
+        options.levelsHeadroom ?? min(4 + max(1, options.maxRowsPerPage) / 4 + 64, 64 << 10)
     }
 
     /// Bytes held for the current row group (compressed pages, the open page, the dictionary).
@@ -117,13 +128,24 @@ final class ParquetColumnWriter {
             RLEHybrid.encode(indexValues, bitWidth: width, into: &zstd.page)
             dictionaryPages = true
         } else {
-            // A REQUIRED column's PLAIN page is its values alone: compressed from `values`, without a copy.
-            if optional { zstd.page.append(values.bytes) }
             plainPages = true
         }
+        // A REQUIRED column's PLAIN page is its values alone; an OPTIONAL column's puts the levels in the headroom
+        // before the values. Either way the values are compressed where they are, without a copy (the copy of
+        // the values into the page buffer was most of the writer's memmove).
+        let page: UnsafeRawBufferPointer
+        if isDictionaryPage {
+            page = zstd.page.bytes
+        } else if !optional {
+            page = values.bytes
+        } else if let span = values.spanWithPrefix(zstd.page.bytes) {
+            page = span
+        } else {
+            zstd.page.append(values.bytes)
+            page = zstd.page.bytes
+        }
         do throws(SinkError) {
-            let page = optional || isDictionaryPage ? zstd.page.bytes : values.bytes
-            let n = try zstd.compress(page)
+            let n = try zstd.compress(page, targetLength: zstdTargetLength)
             Self.dataPageHeader(
                 &header, uncompressed: page.count, compressed: n, numValues: pageRows,
                 encoding: isDictionaryPage ? .rleDictionary : .plain)

@@ -30,6 +30,24 @@ func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> I
     return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
 }
 
+/// `malloc`, 16-aligned (the alignment malloc gives on the 64-bit platforms we build for); out of memory traps,
+/// as Swift's own allocation does.
+func mallocBytes(_ n: Int) -> UnsafeMutableRawPointer {
+    guard let p = malloc(max(n, 1)) else { fatalError("out of memory allocating \(n) bytes") }
+    precondition(Int(bitPattern: p) & 15 == 0, "malloc returned a block that is not 16-aligned")
+    return p
+}
+
+/// `realloc` of a block from `mallocBytes`, with the same guarantees.
+func reallocBytes(_ p: UnsafeMutableRawPointer, _ n: Int) -> UnsafeMutableRawPointer {
+    guard let q = realloc(p, max(n, 1)) else { fatalError("out of memory growing a buffer to \(n) bytes") }
+    precondition(Int(bitPattern: q) & 15 == 0, "realloc returned a block that is not 16-aligned")
+    return q
+}
+
+/// `free` of a block from `mallocBytes` or `reallocBytes`.
+func freeBytes(_ p: UnsafeMutableRawPointer) { free(p) }
+
 /// `write(2)`, named apart from the methods called `write`.
 @inline(__always)
 func posixWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int {

@@ -24,6 +24,47 @@ import Testing
         #expect(Array(b.bytes) == [9])
     }
 
+    @Test func prefixLandsJustBeforeTheBytesThroughGrowth() {
+        var b = ByteBuffer(headroom: 20)  // rounded up to 32, keeping the bytes 16-aligned
+        #expect(b.headroom == 32)
+        var expected: [UInt8] = []
+        for i in 0..<500 {  // grows several times from 64 bytes
+            b.appendLittleEndian(UInt32(i * 2_654_435_761 & 0xFFFF_FFFF))
+            expected += withUnsafeBytes(of: UInt32(i * 2_654_435_761 & 0xFFFF_FFFF).littleEndian) { Array($0) }
+            #expect(Int(bitPattern: b.base) % 16 == 0)
+        }
+        let prefix = (0..<32).map { UInt8($0 + 1) }
+        for k in [0, 1, 17, 32] {
+            let span = prefix[..<k].withUnsafeBytes { b.spanWithPrefix($0) }
+            #expect(span.map { Array($0) } == Array(prefix[..<k]) + expected)
+        }
+        #expect(prefix.withUnsafeBytes { b.spanWithPrefix($0) } != nil)
+        #expect((prefix + [0]).withUnsafeBytes { b.spanWithPrefix($0) } == nil)
+        #expect(Array(b.bytes) == expected)  // the prefix never overwrites the bytes
+        var none = ByteBuffer()
+        #expect([UInt8(1)].withUnsafeBytes { none.spanWithPrefix($0) } == nil)
+        #expect([UInt8]().withUnsafeBytes { none.spanWithPrefix($0) }?.count == 0)
+    }
+
+    @Test func largeGrowthKeepsBytesAndHeadroom() {
+        // Past malloc's mmap threshold (128 KB by default) realloc remaps instead of copying: the bytes, the
+        // alignment and the headroom must survive either way.
+        var b = ByteBuffer(headroom: 64)
+        var state: UInt64 = 7
+        var expected: [UInt8] = []
+        expected.reserveCapacity(3 << 20)
+        while b.count < 3 << 20 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let chunk = withUnsafeBytes(of: state) { Array($0) } + [UInt8](repeating: UInt8(state >> 59), count: 4091)
+            chunk.withUnsafeBytes { b.append($0) }
+            expected += chunk
+            #expect(Int(bitPattern: b.base) % 16 == 0)
+        }
+        #expect(Array(b.bytes) == expected)
+        let prefix = [UInt8](repeating: 0xAB, count: 64)
+        #expect(prefix.withUnsafeBytes { b.spanWithPrefix($0) }.map { Array($0) } == prefix + expected)
+    }
+
     @Test func reservedRoomTakesUncheckedStores() {
         var b = ByteBuffer()
         b.reserve(1000)
