@@ -33,10 +33,11 @@ extension BERReader {
         let fast = fastPaths && depth + 1 < limits.maxDepth
         var p = set.contentStart
         let end = set.contentEnd
-        let wordsEnd = bytes.count &- 16  // attributeShort reads 16 octets at p: p <= wordsEnd
+        // attributeShort reads 16 octets at p: p <= wordsEnd. Without the fast paths no p passes (p >= 0).
+        let wordsEnd = fast ? bytes.count &- 16 : -1
         while p < end {
             let a: (slot: AttributeSlot, end: Int)
-            if fast && p <= wordsEnd, let f = attributeShort(at: p, limit: end) {
+            if p <= wordsEnd, let f = attributeShort(at: p, limit: end) {
                 a = f
             } else if fast, let f = attributeFast(at: p, limit: end) {
                 a = f
@@ -168,10 +169,11 @@ extension BERReader {
         // The value range lies inside `bytes` (checked when the attribute was read); each read is below `e`.
         let s = slot.value.lowerBound
         let e = slot.value.upperBound
-        if fastPaths && e - s >= 2 {
+        // Wrapping arithmetic: both bounds are offsets into the buffer, far from overflow.
+        if fastPaths && e &- s >= 2 {
             let id = byte(s)
-            if id & 0x1F != 0x1F, let (contentStart, length) = shortLength(at: s + 1, below: e),
-                contentStart + length == e
+            if id & 0x1F != 0x1F, let (contentStart, length) = shortLength(at: s &+ 1, below: e),
+                contentStart &+ length == e
             {
                 return BERElement(
                     tagClass: id >> 6, constructed: id & 0x20 != 0, tagNumber: UInt32(id & 0x1F), identifier: id,

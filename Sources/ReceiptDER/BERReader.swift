@@ -68,10 +68,11 @@ public struct BERReader {
     /// form, which the slow paths read (and reject with the precise error). The caller has checked
     /// `i < bound <= bytes.count`.
     @inline(__always) func shortLength(at i: Int, below bound: Int) -> (contentStart: Int, length: Int)? {
+        // Wrapping arithmetic: `i < bound <= bytes.count`, so none of these sums can overflow.
         let l0 = byte(i)
-        if l0 < 0x80 { return (i + 1, Int(l0)) }
-        if l0 == 0x81, i + 2 <= bound { return (i + 2, Int(byte(i + 1))) }
-        if l0 == 0x82, i + 3 <= bound { return (i + 3, Int(byte(i + 1)) << 8 | Int(byte(i + 2))) }
+        if l0 < 0x80 { return (i &+ 1, Int(l0)) }
+        if l0 == 0x81, i &+ 2 <= bound { return (i &+ 2, Int(byte(i &+ 1))) }
+        if l0 == 0x82, i &+ 3 <= bound { return (i &+ 3, Int(byte(i &+ 1)) << 8 | Int(byte(i &+ 2))) }
         return nil
     }
 
