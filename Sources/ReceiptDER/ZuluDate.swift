@@ -32,20 +32,21 @@ extension DateParser {
         @inline(__always) func octet(_ w: UInt64, _ k: UInt64) -> Int {
             Int(truncatingIfNeeded: (w >> (8 &* k)) & 0xFF)
         }
+        // Hour at most 23 (octet 3 of p1), minute at most 59 (octet 6 of p1), second at most 60 (octet 1 of p2):
+        // adding 0x80 minus one more than the limit sets the octet's top bit exactly when the field is above it
+        // (fields are at most 99: no carry). No other octet tested here reaches 0x80 (at most 90, plus 0).
+        guard ((p1 &+ 0x0044_0000_6800_0000) | (p2 &+ 0x4300)) & 0x0080_0000_8000_8000 == 0 else { return notZulu }
         let year = octet(p0, 0) &* 100 &+ octet(p0, 2)
-        let month = octet(p0, 5)
         let day = octet(p1, 0)
-        let hour = octet(p1, 3)
-        let minute = octet(p1, 6)
-        let second = octet(p2, 1)
         // Unsigned comparisons: one test per range (a field below its lower bound wraps to a large value).
-        let m = UInt(truncatingIfNeeded: month &- 1)  // 0...11 when valid
+        let m = UInt(truncatingIfNeeded: octet(p0, 5) &- 1)  // month - 1, 0...11 when valid
         let leap = year & 3 == 0 ? 1 : 0  // the Gregorian rule for 1901...2099
         // Days in month minus 28, two bits per month from January: 3 0 3 2 3 2 3 3 2 3 2 3.
         let monthDays = 28 &+ Int(truncatingIfNeeded: (0xEEFBB3 as UInt) &>> (2 &* m) & 3) &+ (m == 1 ? leap : 0)
-        guard UInt(truncatingIfNeeded: year &- 1901) < 199, m < 12, day >= 1, day <= monthDays, hour < 24,
-            minute < 60, second <= 60
+        guard UInt(truncatingIfNeeded: year &- 1901) < 199, m < 12,
+            UInt(truncatingIfNeeded: day &- 1) < UInt(truncatingIfNeeded: monthDays)
         else { return notZulu }
+        let secondOfDay = octet(p1, 3) &* 3_600 &+ octet(p1, 6) &* 60 &+ octet(p2, 1)
         // Days before the month in a common year, as 30 * (month - 1) plus a small offset stored plus one, three
         // bits per month: 0 31 59 90 120 151 181 212 243 273 304 334 = 30 * m + (-1...4).
         let before =
@@ -55,6 +56,6 @@ extension DateParser {
         let y = year &- 1970
         let yearStart = y &* 365 &+ ((y &+ 1) &>> 2)
         let days = yearStart &+ before &+ (m >= 2 ? leap : 0) &+ day &- 1
-        return Int64(truncatingIfNeeded: days &* 86_400 &+ hour &* 3_600 &+ minute &* 60 &+ second) &* 1000
+        return Int64(truncatingIfNeeded: days &* 86_400 &+ secondOfDay) &* 1000
     }
 }
