@@ -25,12 +25,12 @@ extension BERReader {
             throw ReceiptError(.malformedDER, at: set.start, "the receipt payload is not a SET of attributes")
         }
         // A SET identifier is constructed, so only the depth check of `forEachChild` remains.
-        guard depth < limits.maxDepth else {
+        guard depth < maxDepth else {
             throw ReceiptError(.limitExceeded, at: set.start, "elements are nested deeper than the limit")
         }
         // The slow path checks the depth of the attribute's children (`depth + 1`); the fast path only runs when
         // that check would pass, and reads nothing that could nest deeper.
-        let fast = fastPaths && depth + 1 < limits.maxDepth
+        let fast = fastPaths && depth + 1 < maxDepth
         var p = set.contentStart
         let end = set.contentEnd
         // attributeShort reads 16 octets at p: p <= wordsEnd. Without the fast paths no p passes (p >= 0).
