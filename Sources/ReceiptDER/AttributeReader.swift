@@ -21,6 +21,24 @@ extension BERReader {
     func forEachAttribute(
         in set: BERElement, depth: Int, _ body: (AttributeSlot) throws(ReceiptError) -> Void
     ) throws(ReceiptError) {
+        var c = try attributes(in: set, depth: depth)
+        while let a = try nextAttribute(&c) { try body(a) }
+    }
+
+    /// Where a walk over a SET's attributes stands (`attributes(in:depth:)`, `nextAttribute`).
+    struct AttributeCursor {
+        var p: Int
+        let end: Int
+        /// attributeShort reads 16 octets at p: p <= wordsEnd. Without the fast paths no p passes (p >= 0).
+        let wordsEnd: Int
+        let fast: Bool
+        let depth: Int
+    }
+
+    /// `forEachAttribute` as a cursor, for a loop that keeps its body in place (the compiler left the app-level
+    /// loop's closure out of line, a call per attribute): checks the SET, then `nextAttribute` reads each one.
+    @inline(__always)
+    func attributes(in set: BERElement, depth: Int) throws(ReceiptError) -> AttributeCursor {
         guard set.identifier == BERTag.set else {
             throw ReceiptError(.malformedDER, at: set.start, "the receipt payload is not a SET of attributes")
         }
@@ -31,22 +49,26 @@ extension BERReader {
         // The slow path checks the depth of the attribute's children (`depth + 1`); the fast path only runs when
         // that check would pass, and reads nothing that could nest deeper.
         let fast = fastPaths && depth + 1 < maxDepth
-        var p = set.contentStart
-        let end = set.contentEnd
-        // attributeShort reads 16 octets at p: p <= wordsEnd. Without the fast paths no p passes (p >= 0).
-        let wordsEnd = fast ? bytes.count &- 16 : -1
-        while p < end {
-            let a: (slot: AttributeSlot, end: Int)
-            if p <= wordsEnd, let f = attributeShort(at: p, limit: end) {
-                a = f
-            } else if fast, let f = attributeFast(at: p, limit: end) {
-                a = f
-            } else {
-                a = try attributeSlow(at: p, limit: end, depth: depth)
-            }
-            try body(a.slot)
-            p = a.end
+        return AttributeCursor(
+            p: set.contentStart, end: set.contentEnd, wordsEnd: fast ? bytes.count &- 16 : -1, fast: fast,
+            depth: depth)
+    }
+
+    /// The next attribute of the walk, or nil at the end of the SET.
+    @inline(__always)
+    func nextAttribute(_ c: inout AttributeCursor) throws(ReceiptError) -> AttributeSlot? {
+        let p = c.p
+        guard p < c.end else { return nil }
+        let a: (slot: AttributeSlot, end: Int)
+        if p <= c.wordsEnd, let f = attributeShort(at: p, limit: c.end) {
+            a = f
+        } else if c.fast, let f = attributeFast(at: p, limit: c.end) {
+            a = f
+        } else {
+            a = try attributeSlow(at: p, limit: c.end, depth: c.depth)
         }
+        c.p = a.end
+        return a.slot
     }
 
     /// The common DER attribute: `30 len 02 01|02 type 02 01|02 version 04 len value`, lengths in short form or

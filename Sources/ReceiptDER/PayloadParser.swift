@@ -39,7 +39,9 @@ extension ReceiptParser {
         }
         let maxAttributes = limits.maxAttributes
         let maxInApp = limits.maxInAppEntries
-        try r.forEachAttribute(in: set, depth: 0) { (a) throws(ReceiptError) in
+        // The cursor form of `forEachAttribute`: this loop's body stays in place (as a closure it was called).
+        var attributes = try r.attributes(in: set, depth: 0)
+        while let a = try r.nextAttribute(&attributes) {
             count &+= 1  // at most maxAttributes + 1
             guard count <= maxAttributes else {
                 throw ReceiptError(.limitExceeded, at: a.start, "the receipt has more attributes than the limit")
