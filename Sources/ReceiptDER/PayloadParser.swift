@@ -40,8 +40,19 @@ extension ReceiptParser {
         let maxAttributes = limits.maxAttributes
         let maxInApp = limits.maxInAppEntries
         // The cursor form of `forEachAttribute`: this loop's body stays in place (as a closure it was called).
+        // The common short attribute is read here; `nextAttribute` (left out of line by the compiler) reads the
+        // others, trying the short shape again first, so the order of attempts is the same.
         var attributes = try r.attributes(in: set, depth: 0)
-        while let a = try r.nextAttribute(&attributes) {
+        while attributes.p < attributes.end {
+            let a: AttributeSlot
+            if attributes.p <= attributes.wordsEnd, let f = r.attributeShort(at: attributes.p, limit: attributes.end) {
+                a = f.slot
+                attributes.p = f.end
+            } else if let next = try r.nextAttribute(&attributes) {
+                a = next
+            } else {
+                break  // not reached: p < end
+            }
             count &+= 1  // at most maxAttributes + 1
             guard count <= maxAttributes else {
                 throw ReceiptError(.limitExceeded, at: a.start, "the receipt has more attributes than the limit")
