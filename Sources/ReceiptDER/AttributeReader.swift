@@ -21,31 +21,54 @@ extension BERReader {
     func forEachAttribute(
         in set: BERElement, depth: Int, _ body: (AttributeSlot) throws(ReceiptError) -> Void
     ) throws(ReceiptError) {
+        var c = try attributes(in: set, depth: depth)
+        while let a = try nextAttribute(&c) { try body(a) }
+    }
+
+    /// Where a walk over a SET's attributes stands (`attributes(in:depth:)`, `nextAttribute`).
+    struct AttributeCursor {
+        var p: Int
+        let end: Int
+        /// attributeShort reads 16 octets at p: p <= wordsEnd. Without the fast paths no p passes (p >= 0).
+        let wordsEnd: Int
+        let fast: Bool
+        let depth: Int
+    }
+
+    /// `forEachAttribute` as a cursor, for a loop that keeps its body in place (the compiler left the app-level
+    /// loop's closure out of line, a call per attribute): checks the SET, then `nextAttribute` reads each one.
+    @inline(__always)
+    func attributes(in set: BERElement, depth: Int) throws(ReceiptError) -> AttributeCursor {
         guard set.identifier == BERTag.set else {
             throw ReceiptError(.malformedDER, at: set.start, "the receipt payload is not a SET of attributes")
         }
         // A SET identifier is constructed, so only the depth check of `forEachChild` remains.
-        guard depth < limits.maxDepth else {
+        guard depth < maxDepth else {
             throw ReceiptError(.limitExceeded, at: set.start, "elements are nested deeper than the limit")
         }
         // The slow path checks the depth of the attribute's children (`depth + 1`); the fast path only runs when
         // that check would pass, and reads nothing that could nest deeper.
-        let fast = fastPaths && depth + 1 < limits.maxDepth
-        var p = set.contentStart
-        let end = set.contentEnd
-        let wordsEnd = bytes.count &- 16  // attributeShort reads 16 octets at p: p <= wordsEnd
-        while p < end {
-            let a: (slot: AttributeSlot, end: Int)
-            if fast && p <= wordsEnd, let f = attributeShort(at: p, limit: end) {
-                a = f
-            } else if fast, let f = attributeFast(at: p, limit: end) {
-                a = f
-            } else {
-                a = try attributeSlow(at: p, limit: end, depth: depth)
-            }
-            try body(a.slot)
-            p = a.end
+        let fast = fastPaths && depth + 1 < maxDepth
+        return AttributeCursor(
+            p: set.contentStart, end: set.contentEnd, wordsEnd: fast ? bytes.count &- 16 : -1, fast: fast,
+            depth: depth)
+    }
+
+    /// The next attribute of the walk, or nil at the end of the SET.
+    @inline(__always)
+    func nextAttribute(_ c: inout AttributeCursor) throws(ReceiptError) -> AttributeSlot? {
+        let p = c.p
+        guard p < c.end else { return nil }
+        let a: (slot: AttributeSlot, end: Int)
+        if p <= c.wordsEnd, let f = attributeShort(at: p, limit: c.end) {
+            a = f
+        } else if c.fast, let f = attributeFast(at: p, limit: c.end) {
+            a = f
+        } else {
+            a = try attributeSlow(at: p, limit: c.end, depth: c.depth)
         }
+        c.p = a.end
+        return a.slot
     }
 
     /// The common DER attribute: `30 len 02 01|02 type 02 01|02 version 04 len value`, lengths in short form or
@@ -168,10 +191,11 @@ extension BERReader {
         // The value range lies inside `bytes` (checked when the attribute was read); each read is below `e`.
         let s = slot.value.lowerBound
         let e = slot.value.upperBound
-        if fastPaths && e - s >= 2 {
+        // Wrapping arithmetic: both bounds are offsets into the buffer, far from overflow.
+        if fastPaths && e &- s >= 2 {
             let id = byte(s)
-            if id & 0x1F != 0x1F, let (contentStart, length) = shortLength(at: s + 1, below: e),
-                contentStart + length == e
+            if id & 0x1F != 0x1F, let (contentStart, length) = shortLength(at: s &+ 1, below: e),
+                contentStart &+ length == e
             {
                 return BERElement(
                     tagClass: id >> 6, constructed: id & 0x20 != 0, tagNumber: UInt32(id & 0x1F), identifier: id,
@@ -274,6 +298,12 @@ extension BERReader {
         }
         // The empty string (no such date, a quarter of the dates) without the call: DateParser says `.absent`.
         if e.contentStart == e.contentEnd { return nil }
+        // Apple's own form first (20 octets inside the buffer, as the content range was checked); `parse` decides
+        // everything else, and tests and the fuzzer compare both with the fast paths off.
+        if fastPaths && e.contentEnd &- e.contentStart == 20 {
+            let ms = DateParser.zulu(bytes.baseAddress.unsafelyUnwrapped + e.contentStart)
+            if ms != DateParser.notZulu { return ms }
+        }
         switch DateParser.parse(UnsafeRawBufferPointer(rebasing: bytes[e.content])) {
         case .absent: return nil
         case .millis(let ms): return ms

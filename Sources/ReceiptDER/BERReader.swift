@@ -47,14 +47,18 @@ public enum BERTag {
 /// element, and everything it returns is an offset into `bytes`.
 public struct BERReader {
     public let bytes: UnsafeRawBufferPointer
-    public let limits: DERLimits
+    /// `DERLimits.maxDepth`, the only limit the reader applies (kept alone: readers are copied into every helper,
+    /// and a smaller struct is cheaper to pass).
+    public let maxDepth: Int
     /// Whether the payload walk may take its fast paths (AttributeReader.swift); tests turn them off to compare
     /// the fast and the element-by-element decoding of the same bytes.
     var fastPaths = true
+    /// Ends of indefinite-length elements already walked in this buffer (the container parse sets it).
+    var indefiniteEnds: IndefiniteEnds? = nil
 
     public init(_ bytes: UnsafeRawBufferPointer, limits: DERLimits = DERLimits()) {
         self.bytes = bytes
-        self.limits = limits
+        self.maxDepth = limits.maxDepth
     }
 
     @inline(__always) func byte(_ i: Int) -> UInt8 {
@@ -68,10 +72,11 @@ public struct BERReader {
     /// form, which the slow paths read (and reject with the precise error). The caller has checked
     /// `i < bound <= bytes.count`.
     @inline(__always) func shortLength(at i: Int, below bound: Int) -> (contentStart: Int, length: Int)? {
+        // Wrapping arithmetic: `i < bound <= bytes.count`, so none of these sums can overflow.
         let l0 = byte(i)
-        if l0 < 0x80 { return (i + 1, Int(l0)) }
-        if l0 == 0x81, i + 2 <= bound { return (i + 2, Int(byte(i + 1))) }
-        if l0 == 0x82, i + 3 <= bound { return (i + 3, Int(byte(i + 1)) << 8 | Int(byte(i + 2))) }
+        if l0 < 0x80 { return (i &+ 1, Int(l0)) }
+        if l0 == 0x81, i &+ 2 <= bound { return (i &+ 2, Int(byte(i &+ 1))) }
+        if l0 == 0x82, i &+ 3 <= bound { return (i &+ 3, Int(byte(i &+ 1)) << 8 | Int(byte(i &+ 2))) }
         return nil
     }
 
@@ -137,11 +142,16 @@ public struct BERReader {
             guard constructed else {
                 throw ReceiptError(.malformedDER, at: pos, "a primitive element has an indefinite length")
             }
-            guard depth < limits.maxDepth else {
+            guard depth < maxDepth else {
                 throw ReceiptError(.limitExceeded, at: pos, "elements are nested deeper than the limit")
             }
             result.indefinite = true
             result.contentStart = p
+            if let memo = indefiniteEnds, let end = memo.end(of: pos, depth: depth, limit: limit) {
+                result.contentEnd = end &- 2
+                result.end = end
+                return result
+            }
             // Walk the children to find the end-of-contents marker (00 00).
             var q = p
             while true {
@@ -153,6 +163,7 @@ public struct BERReader {
             }
             result.contentEnd = q
             result.end = q + 2
+            indefiniteEnds?.remember(start: pos, end: q + 2, depth: depth)
             return result
         } else {
             let count = Int(first & 0x7F)
@@ -187,7 +198,7 @@ public struct BERReader {
     @inline(__always)
     public func firstChild(of e: BERElement, depth: Int) throws(ReceiptError) -> BERElement {
         guard e.constructed else { throw ReceiptError(.malformedDER, at: e.start, "expected a constructed element") }
-        guard depth < limits.maxDepth else {
+        guard depth < maxDepth else {
             throw ReceiptError(.limitExceeded, at: e.start, "elements are nested deeper than the limit")
         }
         return try element(at: e.contentStart, limit: e.contentEnd, depth: depth + 1)
@@ -206,7 +217,7 @@ public struct BERReader {
         of e: BERElement, depth: Int, _ body: (BERElement) throws(ReceiptError) -> Void
     ) throws(ReceiptError) {
         guard e.constructed else { throw ReceiptError(.malformedDER, at: e.start, "expected a constructed element") }
-        guard depth < limits.maxDepth else {
+        guard depth < maxDepth else {
             throw ReceiptError(.limitExceeded, at: e.start, "elements are nested deeper than the limit")
         }
         var p = e.contentStart

@@ -5,16 +5,32 @@ import ReceiptModel
 extension ReceiptParser {
     /// Decodes the payload's app-level attributes and every in-app purchase into `fields`.
     ///
-    /// Works on a local copy and stores it back once (also when it throws, so partial results stay visible):
-    /// mutating the class property inside the loop would cost a dynamic exclusivity check per attribute.
+    /// Writes through a pointer to `fields` (the fields are cleared first, the in-app array keeps its storage):
+    /// partial results stay visible when it throws, and neither a fresh `ReceiptFields` nor the swaps of a local
+    /// copy in and out (27 words each) are paid per receipt.
     func parsePayload(_ payload: UnsafeRawBufferPointer) throws(ReceiptError) {
-        var f = ReceiptFields()
-        swap(&f.inApp, &fields.inApp)  // take the reusable in-app array without copying it
         var count = 0
-        defer {
-            swap(&fields, &f)  // no copy of the fields (nor retain of the array), unlike `fields = f`
-            attributeCount = count
+        defer { attributeCount = count }
+        try withUnsafeMutablePointer(to: &fields) { (fp) throws(ReceiptError) in
+            try parsePayload(payload, into: fp, count: &count)
         }
+    }
+
+    func parsePayload(
+        _ payload: UnsafeRawBufferPointer, into fp: UnsafeMutablePointer<ReceiptFields>, count: inout Int
+    ) throws(ReceiptError) {
+        // What `ReceiptFields()` holds, keeping the in-app array's storage (only `inAppCount` entries count).
+        fp.pointee.receiptType = nil
+        fp.pointee.appItemID = nil
+        fp.pointee.bundleID = nil
+        fp.pointee.applicationVersion = nil
+        fp.pointee.originalApplicationVersion = nil
+        fp.pointee.downloadID = nil
+        fp.pointee.versionExternalIdentifier = nil
+        fp.pointee.receiptCreationDate = nil
+        fp.pointee.originalPurchaseDate = nil
+        fp.pointee.expirationDate = nil
+        fp.pointee.inAppCount = 0
         var r = BERReader(payload, limits: limits)
         r.fastPaths = fastPaths
         let set = try r.element(at: 0, limit: payload.count)
@@ -23,33 +39,52 @@ extension ReceiptParser {
         }
         let maxAttributes = limits.maxAttributes
         let maxInApp = limits.maxInAppEntries
-        try r.forEachAttribute(in: set, depth: 0) { (a) throws(ReceiptError) in
+        // The cursor form of `forEachAttribute`: this loop's body stays in place (as a closure it was called).
+        // The common short attribute is read here; `nextAttribute` (left out of line by the compiler) reads the
+        // others, trying the short shape again first, so the order of attempts is the same.
+        var attributes = try r.attributes(in: set, depth: 0)
+        while attributes.p < attributes.end {
+            let a: AttributeSlot
+            if attributes.p <= attributes.wordsEnd, let f = r.attributeShort(at: attributes.p, limit: attributes.end) {
+                a = f.slot
+                attributes.p = f.end
+            } else if let next = try r.nextAttribute(&attributes) {
+                a = next
+            } else {
+                break  // not reached: p < end
+            }
             count &+= 1  // at most maxAttributes + 1
             guard count <= maxAttributes else {
                 throw ReceiptError(.limitExceeded, at: a.start, "the receipt has more attributes than the limit")
             }
             switch a.type {
-            case AttributeType.receiptType: f.receiptType = try r.stringValue(a, depth: 2)
-            case AttributeType.appItemID: f.appItemID = try r.integerValue(a, depth: 2)
-            case AttributeType.bundleID: f.bundleID = try r.stringValue(a, depth: 2)
-            case AttributeType.applicationVersion: f.applicationVersion = try r.stringValue(a, depth: 2)
-            case AttributeType.originalApplicationVersion: f.originalApplicationVersion = try r.stringValue(a, depth: 2)
-            case AttributeType.downloadID: f.downloadID = try r.integerValue(a, depth: 2)
-            case AttributeType.versionExternalIdentifier: f.versionExternalIdentifier = try r.integerValue(a, depth: 2)
-            case AttributeType.receiptCreationDate: f.receiptCreationDate = try r.dateValue(a, depth: 2)
-            case AttributeType.originalPurchaseDate: f.originalPurchaseDate = try r.dateValue(a, depth: 2)
-            case AttributeType.expirationDate: f.expirationDate = try r.dateValue(a, depth: 2)
+            case AttributeType.receiptType: fp.pointee.receiptType = try r.stringValue(a, depth: 2)
+            case AttributeType.appItemID: fp.pointee.appItemID = try r.integerValue(a, depth: 2)
+            case AttributeType.bundleID: fp.pointee.bundleID = try r.stringValue(a, depth: 2)
+            case AttributeType.applicationVersion: fp.pointee.applicationVersion = try r.stringValue(a, depth: 2)
+            case AttributeType.originalApplicationVersion:
+                fp.pointee.originalApplicationVersion = try r.stringValue(a, depth: 2)
+            case AttributeType.downloadID: fp.pointee.downloadID = try r.integerValue(a, depth: 2)
+            case AttributeType.versionExternalIdentifier:
+                fp.pointee.versionExternalIdentifier = try r.integerValue(a, depth: 2)
+            case AttributeType.receiptCreationDate: fp.pointee.receiptCreationDate = try r.dateValue(a, depth: 2)
+            case AttributeType.originalPurchaseDate: fp.pointee.originalPurchaseDate = try r.dateValue(a, depth: 2)
+            case AttributeType.expirationDate: fp.pointee.expirationDate = try r.dateValue(a, depth: 2)
             case AttributeType.inAppPurchase:
-                guard f.inAppCount < maxInApp else {
+                guard fp.pointee.inAppCount < maxInApp else {
                     throw ReceiptError(
                         .limitExceeded, at: a.start, "the receipt has more in-app purchases than the limit")
                 }
                 // Decoded in place in the reusable array (no copy of the entry), and counted before it is
                 // decoded, so that an entry failing part-way still shows what was decoded.
-                let k = f.inAppCount
-                if k < f.inApp.count { f.inApp[k] = InAppFields() } else { f.inApp.append(InAppFields()) }
-                f.inAppCount = k + 1
-                try Self.parseInApp(r, a, &f.inApp[k], &count, maxAttributes)
+                let k = fp.pointee.inAppCount
+                if k < fp.pointee.inApp.count {
+                    fp.pointee.inApp[k] = InAppFields()
+                } else {
+                    fp.pointee.inApp.append(InAppFields())
+                }
+                fp.pointee.inAppCount = k + 1
+                try Self.parseInApp(r, a, &fp.pointee.inApp[k], &count, maxAttributes)
             default: break  // unknown attributes are kept in the payload, never an error
             }
         }

@@ -16,6 +16,8 @@ public final class ReceiptParser {
     /// Concatenated chunks of a constructed OCTET STRING content.
     var scratch: UnsafeMutableRawBufferPointer
     var scratchCount = 0
+    /// See `IndefiniteEnds`; used only with the fast paths on (the fuzz target compares both).
+    let indefiniteEnds = IndefiniteEnds()
     var attributeCount = 0
     /// See `BERReader.fastPaths`.
     var fastPaths = true
@@ -27,7 +29,10 @@ public final class ReceiptParser {
         fields.inApp.reserveCapacity(64)
     }
 
-    deinit { scratch.deallocate() }
+    deinit {
+        scratch.deallocate()
+        indefiniteEnds.deallocate()
+    }
 
     /// Parses the container and the payload of `der`.
     public func parse(_ der: UnsafeRawBufferPointer) throws(ReceiptError) {

@@ -10,7 +10,11 @@ extension ReceiptParser {
             throw ReceiptError(.limitExceeded, "the receipt is larger than the size limit")
         }
         guard der.count > 0 else { throw ReceiptError(.malformedDER, at: 0, "the receipt is empty") }
-        let r = BERReader(der, limits: limits)
+        var r = BERReader(der, limits: limits)
+        if fastPaths {
+            indefiniteEnds.removeAll()
+            r.indefiniteEnds = indefiniteEnds
+        }
         let contentInfo = try r.expect(BERTag.sequence, at: 0, limit: der.count)
         guard contentInfo.end == der.count else {
             throw ReceiptError(.malformedDER, at: contentInfo.end, "there are bytes after the receipt container")
