@@ -179,6 +179,23 @@ func runCeiling(_ f: CeilingFixture, threads: Int, seconds: Double) -> CeilingRe
         verifierOpCPUMicros: verifierOpCPU * 1e6, verifierOpAllocations: verifierOpAllocs, keyBits: f.bits)
 }
 
+/// One sample of the bare ceiling (`BN_mod_exp_mont` on all threads), taken between end-to-end runs so that each
+/// run can be compared with the ceiling measured right before and right after it.
+struct CeilingSample {
+    var perSecond: Double
+    /// CPU µs of one operation with every thread busy.
+    var busyCPUMicros: Double
+}
+
+/// The bare ceiling alone for `seconds` of wall time on `threads` threads.
+func sampleBareCeiling(_ f: CeilingFixture, threads: Int, seconds: Double) -> CeilingSample {
+    let modExps = (0..<threads).map { _ in ModExpLoop(key: f.key, signature: f.signature) }
+    for m in modExps { precondition(m.run(20) == 20) }
+    let bare = allThreads(threads, seconds) { t, n in modExps[t].run(n) }
+    return CeilingSample(
+        perSecond: Double(bare.calls) / bare.seconds, busyCPUMicros: bare.cpuSeconds * 1e6 / Double(max(bare.calls, 1)))
+}
+
 /// Runs `body(thread, count)` in chunks on `threads` threads until `seconds` of wall time have passed; returns the
 /// calls made, the wall time and the CPU time of all threads.
 private func allThreads(

@@ -84,18 +84,26 @@ func runBenchmark(_ args: [String]) -> Int32 {
         let stages = try StagePass(corpus: corpus, anchors: anchors, outDir: o.out + "/stage-parquet").run()
 
         FileHandle.standardError.write(Data("ceiling and end to end (\(o.threads) threads)...\n".utf8))
+        // Ceiling, end-to-end run, ceiling, end-to-end run, ..., ceiling: every run is bracketed by two ceiling
+        // samples, so its ratio compares numbers taken within seconds of each other (this VM's speed drifts by 10 to
+        // 40% between minutes).
         let before = runCeiling(fixture, threads: o.threads, seconds: o.ceilingSeconds)
+        var samples = [CeilingSample(perSecond: before.modExpPerSecond, busyCPUMicros: before.modExpBusyCPUMicros)]
         var e2e: [EndToEndResult] = []
-        for _ in 0..<o.repeats {
+        for k in 0..<o.repeats {
             e2e.append(
                 try runEndToEnd(
                     corpus, threads: o.threads, outDir: o.out + "/e2e-parquet",
                     decompressedBytes: stages.decompressedBytes))
+            if k < o.repeats - 1 {
+                samples.append(sampleBareCeiling(fixture, threads: o.threads, seconds: o.ceilingSeconds))
+            }
         }
         let after = runCeiling(fixture, threads: o.threads, seconds: o.ceilingSeconds)
+        samples.append(CeilingSample(perSecond: after.modExpPerSecond, busyCPUMicros: after.modExpBusyCPUMicros))
         let report = BenchReport(
             corpus: corpus, threads: o.threads, loadBefore: loadBefore, loadAfter: Measure.loadAverage(),
-            ceilingBefore: before, ceilingAfter: after, e2e: e2e, stages: stages)
+            ceilingBefore: before, ceilingAfter: after, ceilingSamples: samples, e2e: e2e, stages: stages)
         report.printTable()
         if let path = o.json {
             let data = try JSONSerialization.data(
