@@ -65,11 +65,13 @@ private struct Run {
 /// Reads `compressed` through a `RecordReader`: in place (it is given the `ZstdByteSource` itself) or streamed (the
 /// source behind a plain `ByteSource`, the path every zstd input took before).
 private func read(
-    _ compressed: [UInt8], _ options: ReaderOptions, inPlace: Bool, order: BatchOrder = .same, chunk: Int = 1 << 20
+    _ compressed: [UInt8], _ options: ReaderOptions, inPlace: Bool, order: BatchOrder = .same, chunk: Int = 1 << 20,
+    strictEmpty: Bool = false
 ) -> Run {
     var run = Run(outcome: Outcome(), framesInPlace: 0, windowLimit: 0)
     do {
         let zstd = try ZstdByteSource(MemoryByteSource(compressed, chunk: chunk), name: "t.zst")
+        zstd.emptyCompressedBlocksAreCorrupt = strictEmpty
         let reader = RecordReader(source: inPlace ? zstd : OpaqueByteSource(zstd), name: "t.zst", options: options)
         run.windowLimit = reader.inPlace?.windowLimit ?? 0
         defer { run.framesInPlace = zstd.framesInPlace }
@@ -325,8 +327,14 @@ private let orders: [BatchOrder] = [
             for name in try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
             where !name.hasPrefix(".") {
                 let bytes = [UInt8](try Data(contentsOf: dir.appendingPathComponent(name)))
-                let fast = read(bytes, options, inPlace: true, order: .lifo(held: 1))
-                expectSameVerdict(fast.outcome, read(bytes, options, inPlace: false).outcome, name)
+                var fast = read(bytes, options, inPlace: true, order: .lifo(held: 1))
+                let slow = read(bytes, options, inPlace: false).outcome
+                if (fast.outcome.error == nil) != (slow.error == nil) {
+                    // As the fuzz target: libzstd's one-pass decoder rejects an empty compressed block that its
+                    // block-by-block decoder and the in-place path pass over (regression empty-block-one-pass).
+                    fast = read(bytes, options, inPlace: true, order: .lifo(held: 1), strictEmpty: true)
+                }
+                expectSameVerdict(fast.outcome, slow, name)
                 files += 1
                 if fast.framesInPlace > 0 { inPlace += 1 }
             }
@@ -391,6 +399,39 @@ private let orders: [BatchOrder] = [
             }
             #expect(UInt32(truncatingIfNeeded: rf_xxh64_digest(&state)) == stored, "\(n) bytes")
         }
+    }
+
+    @Test func emptyBlocksOfEveryTypeDecodeToNothing() {
+        // Empty raw, compressed and RLE blocks (libzstd's frame decoder passes over a size-0 block of any type),
+        // then a raw block holding one line (fuzz regression empty-compressed-block).
+        let header: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x00]
+        let line = Array("a line\n".utf8)
+        let last = line.count << 3 | 1
+        let frame =
+            header + [0x00, 0x00, 0x00] + [0x04, 0x00, 0x00] + [0x02, 0x00, 0x00, 0x41]
+            + [UInt8(truncatingIfNeeded: last), UInt8(truncatingIfNeeded: last >> 8), 0] + line
+        #expect(blockTypes(frame) == [0, 2, 1, 0])
+        let fast = read(frame, small, inPlace: true)
+        #expect(fast.framesInPlace == 1)
+        #expect(fast.outcome.error == nil)
+        #expect(fast.outcome.lines.map(\.text) == ["a line"])
+        expectEqual(fast.outcome, read(frame, small, inPlace: false).outcome, "empty blocks")
+    }
+
+    @Test func libzstdRejectsAnEmptyCompressedBlockOnlyInOnePass() {
+        // Two frames with a declared size of 0 and a checksum; the second's only block is a compressed block of size
+        // 0. Streamed, libzstd decodes such a frame in one pass (its size is declared and it lies whole in the input)
+        // and calls the block corrupt; the in-place path passes over it unless told to reject it
+        // (fuzz regression empty-block-one-pass).
+        let empty: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0x24, 0x00]
+        let checksum: [UInt8] = [0x99, 0xE9, 0xD8, 0x51]
+        let input = empty + [0x01, 0x00, 0x00] + checksum + empty + [0x05, 0x00, 0x00] + checksum
+        #expect(read(input, small, inPlace: true).outcome.error == nil)
+        let slow = read(input, small, inPlace: false).outcome
+        #expect(slow.error?.hasPrefix("input 't.zst' is not a valid zstd stream (") == true)
+        let strict = read(input, small, inPlace: true, strictEmpty: true)
+        #expect(strict.framesInPlace == 2)
+        expectSameVerdict(strict.outcome, slow, "empty compressed block, rejected")
     }
 
     @Test func blocksLargerThanTheFrameAllowsAreCorrupt() {
