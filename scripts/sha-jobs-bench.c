@@ -20,28 +20,7 @@
 #include <time.h>
 
 #include "CSIMD.h"
-
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-
-static double cpu_now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static void openssl_digest(const uint8_t *p, size_t n, int sha256, uint8_t *out) {
-    if (sha256) {
-        SHA256_CTX c;
-        SHA256_Init(&c);
-        SHA256_Update(&c, p, n);
-        SHA256_Final(out, &c);
-    } else {
-        SHA_CTX c;
-        SHA1_Init(&c);
-        SHA1_Update(&c, p, n);
-        SHA1_Final(out, &c);
-    }
-}
+#include "sha-bench-common.h"
 
 enum { MAX_RECEIPTS = 20000 };
 static size_t der[MAX_RECEIPTS], content[MAX_RECEIPTS];
