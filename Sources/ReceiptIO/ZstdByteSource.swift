@@ -211,8 +211,6 @@ public final class ZstdByteSource: ByteSource {
         lastBlockDone = false
         window = Int(header.windowSize)
         blockSizeMax = Int(header.blockSizeMax)
-        contentSize = header.frameContentSize
-        frameDecoded = 0
         segmentLength = 0
         segmentEnd = nil
         path = .direct
