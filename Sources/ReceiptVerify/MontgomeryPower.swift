@@ -40,18 +40,35 @@ final class MontgomeryPower {
     func power(_ m: OpaquePointer, _ s: OpaquePointer, _ key: RSAPublicKey) -> Bool {
         let e = key.exponent
         guard e & 1 == 1, e > 1 else { return BN_mod_exp_mont(m, s, key.e, key.n, ctx, key.mont) == 1 }
+        guard BN_to_montgomery(sR, s, key.mont, ctx) == 1 else { return false }
+        return chain(m, from: sR, s, key)
+    }
+
+    /// y = s^e · R^(1−e) mod n for `key` (e odd and above 1: the caller checks, as `MontgomeryTarget` exists only
+    /// for such keys): the chain of `power` run from s itself, without converting it into Montgomery form first,
+    /// which treats s as the Montgomery form of s·R⁻¹ (`MontgomeryTarget` says what y must then equal). `s` must
+    /// be below n. False when OpenSSL fails (out of memory).
+    func scaledPower(_ y: OpaquePointer, _ s: OpaquePointer, _ key: RSAPublicKey) -> Bool {
+        chain(y, from: s, s, key)
+    }
+
+    /// The products for an odd e > 1 with `start` as the Montgomery form of the base: M(start^(e−1)·R^(2−e), s).
+    /// With start = sR that is s^e mod n; with start = s, s^e·R^(1−e) mod n.
+    private func chain(_ m: OpaquePointer, from start: OpaquePointer, _ s: OpaquePointer, _ key: RSAPublicKey)
+        -> Bool
+    {
+        let e = key.exponent
         let mont = key.mont
-        guard BN_to_montgomery(sR, s, mont, ctx) == 1 else { return false }
         // Left to right over the bits below the top one (e > 1, so there is at least one): square, then multiply
-        // by sR where the bit is set, except at bit 0 (set: e is odd), where the factor is s and the product
+        // by the start where the bit is set, except at bit 0 (set: e is odd), where the factor is s and the product
         // leaves Montgomery form.
         var bit = 63 - e.leadingZeroBitCount - 1
-        var base = sR
+        var base = start
         while bit > 0 {
             guard BN_mod_mul_montgomery(acc, base, base, mont, ctx) == 1 else { return false }
             base = acc
             if (e >> UInt64(bit)) & 1 == 1 {
-                guard BN_mod_mul_montgomery(acc, acc, sR, mont, ctx) == 1 else { return false }
+                guard BN_mod_mul_montgomery(acc, acc, start, mont, ctx) == 1 else { return false }
             }
             bit -= 1
         }

@@ -25,6 +25,10 @@ import ReceiptDER
 /// `RSA_verify` accepts: it re-encodes the DigestInfo (with the NULL parameters) and compares it with everything
 /// after the padding, so a DigestInfo without the NULL is rejected there too (tested against `EVP_PKEY_verify`
 /// in PKCS1VerifierTests).
+///
+/// For keys with a `MontgomeryTarget` (every odd e > 1, Apple's 65537 included) both sides of that comparison
+/// are multiplied by R^(1−e) mod n, which is invertible: y = s^e·R^(1−e) from `MontgomeryPower.scaledPower`
+/// (one Montgomery product fewer) against T = EM·R^(1−e), both in [0, n). Equal exactly when s^e mod n = EM.
 final class PKCS1Verifier {
     private let ctx: OpaquePointer
     /// The signature representative s, then the message representative m = s^e mod n.
@@ -36,11 +40,13 @@ final class PKCS1Verifier {
     /// The valid block with the digest bytes zero, as an integer, per algorithm, for the last modulus length.
     private var sha1Padded: Padded
     private var sha256Padded: Padded
-    /// Where a padded block is written before it becomes a BIGNUM (`RSAPublicKey.maxByteCount` bytes). Kept, not
-    /// on the stack: Swift gives no guaranteed stack allocation of a run-time size.
-    private let scratch: UnsafeMutableRawBufferPointer
     /// s^e mod n with the key's Montgomery context (shares `ctx`).
     private let power: MontgomeryPower
+    /// False: every key takes the plain comparison of s^e mod n with the block (tests compare the two paths).
+    var usesScaledComparison = true
+    /// `MontgomeryTarget.target`'s scratch, for the largest modulus. Kept, not on the stack: Swift gives no
+    /// guaranteed stack allocation of a run-time size.
+    private let words: UnsafeMutablePointer<UInt64>
 
     private struct Padded {
         let value: OpaquePointer
@@ -60,14 +66,14 @@ final class PKCS1Verifier {
         expected = e
         sha1Padded = Padded(value: p1)
         sha256Padded = Padded(value: p256)
-        scratch = .allocate(byteCount: RSAPublicKey.maxByteCount, alignment: 16)
         power = MontgomeryPower(ctx: ctx)
+        words = .allocate(capacity: MontgomeryTarget.scratchWords((RSAPublicKey.maxByteCount + 7) / 8))
     }
 
     deinit {
         BN_CTX_free(ctx)
         for bn in [s, m, d, expected, sha1Padded.value, sha256Padded.value] { BN_free(bn) }
-        scratch.deallocate()
+        words.deallocate()
     }
 
     /// True when `signature` is `key`'s PKCS #1 v1.5 signature of `digest` made with `algorithm`.
@@ -92,6 +98,16 @@ final class PKCS1Verifier {
         guard BN_bin2bn(sig.assumingMemoryBound(to: UInt8.self), Int32(k), s) != nil, BN_ucmp(s, key.n) < 0 else {
             return false
         }
+        if usesScaledComparison, let target = key.target {
+            // y = s^e·R^(1−e) mod n against T = EM·R^(1−e) mod n (see the type's comment).
+            guard power.scaledPower(m, s, key),
+                target.target(expected, digest: digest, sha1: algorithm == .sha1, scratch: words)
+            else {
+                ERR_clear_error()
+                return false
+            }
+            return BN_cmp(m, expected) == 0
+        }
         // m = s^e mod n; expected = the valid block's value: the padded prefix plus the digest in the low bytes
         // (where the prefix has zeros, so the sum is the concatenation).
         guard let padded = paddedValue(info, k: k, sha1: algorithm == .sha1),
@@ -110,21 +126,11 @@ final class PKCS1Verifier {
     private func paddedValue(_ info: DigestInfo, k: Int, sha1: Bool) -> OpaquePointer? {
         let cached = sha1 ? sha1Padded : sha256Padded
         if cached.length == k { return cached.value }
-        // The caller checked k <= maxByteCount (the scratch size) and k >= tail + 11.
-        let out = scratch.baseAddress!
-        let tail = info.bytes.count + info.digestLength
-        out.storeBytes(of: 0x00, as: UInt8.self)
-        out.storeBytes(of: 0x01, toByteOffset: 1, as: UInt8.self)
-        memset(out + 2, 0xFF, k - tail - 3)
-        out.storeBytes(of: 0x00, toByteOffset: k - tail - 1, as: UInt8.self)
-        info.bytes.withUnsafeBytes { p in
-            // p holds info.bytes.count bytes, written at k - tail, just before the digest's place.
-            _ = memcpy(out + (k - tail), p.baseAddress!, p.count)
-        }
-        memset(out + (k - info.digestLength), 0, info.digestLength)
+        // The caller checked k >= tail + 11. Rebuilt rarely (a new modulus length), so the array is no concern.
+        let block = info.zeroDigestBlock(k: k)
         // On failure (out of memory) the value is unusable: forget its length and reject this signature.
         if sha1 { sha1Padded.length = 0 } else { sha256Padded.length = 0 }
-        guard BN_bin2bn(out.assumingMemoryBound(to: UInt8.self), Int32(k), cached.value) != nil else { return nil }
+        guard BN_bin2bn(block, Int32(k), cached.value) != nil else { return nil }
         if sha1 { sha1Padded.length = k } else { sha256Padded.length = k }
         return cached.value
     }
@@ -135,6 +141,15 @@ final class PKCS1Verifier {
 struct DigestInfo {
     let bytes: [UInt8]
     let digestLength: Int
+
+    /// `00 01 FF..FF 00 || DigestInfo || 00..00`: the valid k-byte block with the digest bytes zero. k must be at
+    /// least `bytes.count + digestLength + 11` (8 FF bytes at the least).
+    func zeroDigestBlock(k: Int) -> [UInt8] {
+        let tail = bytes.count + digestLength
+        precondition(k >= tail + 11, "a PKCS #1 v1.5 block needs at least 8 bytes of padding")
+        return [0x00, 0x01] + [UInt8](repeating: 0xFF, count: k - tail - 3) + [0x00] + bytes
+            + [UInt8](repeating: 0, count: digestLength)
+    }
 
     static func prefix(_ algorithm: DigestAlgorithm) -> DigestInfo? {
         switch algorithm {

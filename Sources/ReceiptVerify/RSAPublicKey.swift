@@ -18,6 +18,9 @@ final class RSAPublicKey: @unchecked Sendable {
     /// The modulus length in bytes (k in RFC 8017): the length of every acceptable signature and of the
     /// encoded message block.
     let byteCount: Int
+    /// What `MontgomeryPower.scaledPower` of a valid signature equals, per digest; nil for an even e or e = 1
+    /// (and when OpenSSL could not compute it): `PKCS1Verifier` then compares s^e mod n with the block itself.
+    let target: MontgomeryTarget?
 
     /// Moduli outside this range keep OpenSSL's own path (`EVP_PKEY_verify`), unchanged. 1024 bits: every
     /// receipt key Apple has used is 2048, and below 1024 the PKCS #1 block may be too short for a SHA-256
@@ -73,6 +76,7 @@ final class RSAPublicKey: @unchecked Sendable {
         // BN_get_word returns e itself: e has at most 64 bits (checked above).
         exponent = UInt64(BN_get_word(e))
         byteCount = (bits + 7) / 8
+        target = MontgomeryTarget(n: n, e: exponent, mont: mont, byteCount: byteCount)
     }
 
     deinit {

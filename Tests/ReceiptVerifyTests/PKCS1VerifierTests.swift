@@ -206,11 +206,15 @@ struct PKCS1VerifierTests {
 
     // MARK: - Agreement with OpenSSL
 
-    @Test func agreesWithOpenSSLOverRandomTamperings() throws {
+    /// Both comparisons: the scaled one (`MontgomeryTarget`, what every odd e > 1 takes) and the plain one.
+    @Test(arguments: [true, false])
+    func agreesWithOpenSSLOverRandomTamperings(scaled: Bool) throws {
         let key = Self.key
         let k = key.k
         let n = key.modulus
         let verifier = PKCS1Verifier()
+        verifier.usesScaledComparison = scaled
+        #expect(key.prepared?.target != nil, "the test leaf's key (e = 65537) has a scaled target")
         var rng = SplitMix(seed: 0x5EED_4B1D)
         var accepted = 0
         var rejected = 0
