@@ -1,6 +1,9 @@
+import Dispatch
 import ReceiptModel
+import Synchronization
 
-/// `--format parquet`: `receipts.parquet` and `transactions.parquet`, sharing one zstd context.
+/// `--format parquet`: `receipts.parquet` and `transactions.parquet`, each with its own zstd context, so that
+/// `finish` can complete the two files at once.
 public final class ParquetSink: BatchSink {
     private let receipts: ParquetFileWriter
     private let transactions: ParquetFileWriter
@@ -13,14 +16,13 @@ public final class ParquetSink: BatchSink {
     }
 
     init(files: TableFiles, metadata: RunMetadata, options: SinkOptions) throws(SinkError) {
-        let zstd = try ZstdCompressor(level: options.zstdLevel)
         receipts = try ParquetFileWriter(
             schema: .receipts, directory: files.receipts.directory, fileName: files.receipts.name,
-            metadata: metadata, options: options, zstd: zstd)
+            metadata: metadata, options: options, zstd: try ZstdCompressor(level: options.zstdLevel))
         do {
             transactions = try ParquetFileWriter(
                 schema: .transactions, directory: files.transactions.directory, fileName: files.transactions.name,
-                metadata: metadata, options: options, zstd: zstd)
+                metadata: metadata, options: options, zstd: try ZstdCompressor(level: options.zstdLevel))
         } catch {
             receipts.abort()
             throw error
@@ -32,13 +34,22 @@ public final class ParquetSink: BatchSink {
         try transactions.append(batch.transactions)
     }
 
+    /// Completes both files, the receipts file on another thread while this one completes the transactions file:
+    /// each compresses its columns' last pages and is written and synced, work that otherwise runs alone after the
+    /// workers have finished (21-22 ms of a 0.7 s export of the benchmark corpus). The two share nothing: each has
+    /// its own columns, compressor and file. When either fails, neither is left behind as a temporary file; a
+    /// file already renamed into place stays, as it did when the files were completed one after the other.
     public func finish() throws(SinkError) {
         guard !done else { return }
         done = true
-        do {
-            try receipts.finish()
-            try transactions.finish()
-        } catch {
+        let other = FinishTask(receipts)
+        let group = DispatchGroup()
+        DispatchQueue.global(qos: .userInitiated).async(group: group) { other.run() }
+        var failure: SinkError? = nil
+        do { try transactions.finish() } catch { failure = error }
+        group.wait()
+        if let error = failure ?? other.failure {
+            receipts.abort()
             transactions.abort()
             throw error
         }
@@ -48,5 +59,24 @@ public final class ParquetSink: BatchSink {
         done = true
         receipts.abort()
         transactions.abort()
+    }
+}
+
+/// One file's `finish` on another thread, and its error. The writer is used by that thread alone until `run`
+/// returns, which the caller waits for.
+private final class FinishTask: @unchecked Sendable {
+    private let writer: ParquetFileWriter
+    private let error = Mutex<SinkError?>(nil)
+
+    init(_ writer: ParquetFileWriter) { self.writer = writer }
+
+    var failure: SinkError? { error.withLock { $0 } }
+
+    func run() {
+        do throws(SinkError) {
+            try writer.finish()
+        } catch {
+            self.error.withLock { $0 = error }
+        }
     }
 }

@@ -8,10 +8,13 @@ public struct SinkOptions: Sendable {
     /// 150 MB for the pipeline, page buffers and dictionaries). Receipt-shaped data: about 800,000 receipts rows
     /// (60 bytes each compressed), and the full 1 M transactions rows (23 bytes each), per row group.
     public var rowGroupBytes: Int = 48 << 20
-    /// Target uncompressed size of a data page.
-    public var pageBytes: Int = 1 << 20
+    /// Target uncompressed size of a data page. 256 KB rather than 1 MB: a column's page buffer is compressed and
+    /// reused four times as often, so less memory is touched (export of the benchmark corpus: 17,400 -> 14,700
+    /// page faults, peak RSS 85 -> 75 MB) and less is left to compress when the file is completed (0.7 s export:
+    /// `finish` 21 -> 12 ms, 8 ms with both files completed at once), for files 0.5% larger.
+    public var pageBytes: Int = 256 << 10
     /// Upper bound on rows per data page (bounds the per-page level and index buffers).
-    public var maxRowsPerPage: Int = 65_536
+    public var maxRowsPerPage: Int = 16_384
     /// A dictionary-encoded column switches to PLAIN for the rest of the row group beyond this dictionary size.
     public var dictionaryMaxBytes: Int = 1 << 20
     /// zstd level of Parquet pages. Level 1, not 3: page compression was half of the writer's time, and level 1

@@ -37,6 +37,28 @@ import Testing
         #expect(Self.files(dir) == expected)
     }
 
+    /// `ParquetSink.finish` completes the two files on two threads: when either cannot be renamed into place (a
+    /// folder holds its name), finish throws that file's error and leaves no temporary file; the other file,
+    /// completed meanwhile, is in place, as it was when the files were completed one after the other.
+    @Test(arguments: ["receipts", "transactions"])
+    func aFailedParquetFinishSaysWhichFileAndLeavesNoTemporaryFile(blocked: String) throws {
+        let dir = Self.tempDir("finish-fails-\(blocked)")
+        try? FileManager.default.removeItem(atPath: dir)
+        let sink = try makeSink(format: .parquet, directory: dir, metadata: RunMetadata())
+        var batch = ColumnBatch(sequence: 0)
+        appendReceiptRow(&batch.receipts, line: 1, bundle: "com.a")
+        try sink.write(batch)
+        // rename(2) of a file onto a non-empty folder fails (EISDIR or ENOTEMPTY).
+        try FileManager.default.createDirectory(
+            atPath: "\(dir)/\(blocked).parquet/inside", withIntermediateDirectories: true)
+        let error = #expect(throws: SinkError.self) { try sink.finish() }
+        #expect(error?.description.contains("\(blocked).parquet") == true, "\(error?.description ?? "no error")")
+        let other = blocked == "receipts" ? "transactions" : "receipts"
+        #expect(Self.files(dir) == ["\(other).parquet", "\(blocked).parquet"].sorted())
+        sink.abort()
+        #expect(Self.files(dir) == ["\(other).parquet", "\(blocked).parquet"].sorted())
+    }
+
     @Test func ndjsonSinkRefusesABatchWhoseLinesDoNotMatchItsRows() throws {
         let dir = Self.tempDir("ndjson-mismatch")
         let sink = try makeSink(format: .ndjson, directory: dir, metadata: RunMetadata())
