@@ -55,8 +55,9 @@ final class MontgomeryTarget: @unchecked Sendable {
             BN_CTX_start(ctx)
             defer { BN_CTX_end(ctx) }
             // C = (R⁻¹)^(e−1) mod n, with R⁻¹ mod n = `BN_from_montgomery(1)` (1·R⁻¹ mod n): one reduction and
-            // one exponentiation under the key's own Montgomery context, no modular inverse (which cost about ten
-            // times as much). cr = C·R mod n, so that M(P, cr) = P·C mod n.
+            // one exponentiation under the key's own Montgomery context, no modular inverse (callgrind, whole
+            // `init` for an RSA-2048 key: 3.1 M instructions with `BN_mod_inverse`, 0.35 M this way). cr = C·R mod n,
+            // so that M(P, cr) = P·C mod n.
             guard let rInverse = BN_CTX_get(ctx), let exponent = BN_CTX_get(ctx), let c = BN_CTX_get(ctx),
                 let cr = BN_CTX_get(ctx), let padded = BN_CTX_get(ctx), let value = BN_CTX_get(ctx),
                 BN_from_montgomery(rInverse, BN_value_one(), mont, ctx) == 1,
