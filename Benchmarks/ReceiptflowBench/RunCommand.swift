@@ -88,7 +88,7 @@ func runBenchmark(_ args: [String]) -> Int32 {
         // samples, so its ratio compares numbers taken within seconds of each other (this VM's speed drifts by 10 to
         // 40% between minutes).
         let before = runCeiling(fixture, threads: o.threads, seconds: o.ceilingSeconds)
-        var samples = [CeilingSample(perSecond: before.modExpPerSecond, busyCPUMicros: before.modExpBusyCPUMicros)]
+        var samples = [CeilingSample(before)]
         var e2e: [EndToEndResult] = []
         for k in 0..<o.repeats {
             e2e.append(
@@ -96,11 +96,11 @@ func runBenchmark(_ args: [String]) -> Int32 {
                     corpus, threads: o.threads, outDir: o.out + "/e2e-parquet",
                     decompressedBytes: stages.decompressedBytes))
             if k < o.repeats - 1 {
-                samples.append(sampleBareCeiling(fixture, threads: o.threads, seconds: o.ceilingSeconds))
+                samples.append(sampleCeiling(fixture, threads: o.threads, seconds: o.ceilingSeconds))
             }
         }
         let after = runCeiling(fixture, threads: o.threads, seconds: o.ceilingSeconds)
-        samples.append(CeilingSample(perSecond: after.modExpPerSecond, busyCPUMicros: after.modExpBusyCPUMicros))
+        samples.append(CeilingSample(after))
         let report = BenchReport(
             corpus: corpus, threads: o.threads, loadBefore: loadBefore, loadAfter: Measure.loadAverage(),
             ceilingBefore: before, ceilingAfter: after, ceilingSamples: samples, e2e: e2e, stages: stages)
