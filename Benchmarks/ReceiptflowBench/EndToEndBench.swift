@@ -4,7 +4,8 @@ import ReceiptSink
 import ReceiptVerify
 
 /// End to end through the real `ExportPipeline`: zstd NDJSON in, Parquet out, verification on, all threads,
-/// exactly what `receiptflow export` runs (minus argument parsing and summary.json).
+/// exactly what `receiptflow export` runs (minus argument parsing and summary.json). `copies` > 1 passes the corpus
+/// that many times as the run's inputs, one after the other, as a longer migration reads many files.
 struct EndToEndResult {
     var threads: Int
     var records: Int
@@ -26,11 +27,13 @@ struct EndToEndResult {
     var cpuMicrosPerReceipt: Double { cpuSeconds * 1e6 / Double(max(records, 1)) }
 }
 
-func runEndToEnd(_ corpus: Corpus, threads: Int, outDir: String, decompressedBytes: Int) throws -> EndToEndResult {
+func runEndToEnd(
+    _ corpus: Corpus, threads: Int, outDir: String, decompressedBytes: Int, copies: Int = 1
+) throws -> EndToEndResult {
     let anchors = try TrustAnchors(certificates: [(source: "bench-test-root", bytes: corpus.rootDER)])
     let cache = ChainCache(anchors: anchors)
     var config = PipelineConfig()
-    config.inputs = [corpus.path]
+    config.inputs = Array(repeating: corpus.path, count: copies)
     config.threads = threads
     config.verify = true
     try? FileManager.default.removeItem(atPath: outDir)
@@ -61,7 +64,8 @@ func runEndToEnd(_ corpus: Corpus, threads: Int, outDir: String, decompressedByt
         threads: threads, records: r.counts.records, transactions: r.counts.transactions,
         valid: r.counts.count(of: .valid), wallSeconds: wall, cpuSeconds: cpu, writerCPUSeconds: writerCPU,
         allocations: allocations,
-        peakRSSMB: peak, decompressedBytes: decompressedBytes, compressedBytes: corpus.compressedBytes,
+        peakRSSMB: peak, decompressedBytes: decompressedBytes * copies,
+        compressedBytes: corpus.compressedBytes * copies,
         outputBytes: outBytes, cacheHits: r.chainCacheHits, cacheMisses: r.chainCacheMisses)
 }
 

@@ -13,6 +13,8 @@ struct BenchReport {
     var ceilingSamples: [CeilingSample]
     var e2e: [EndToEndResult]
     var stages: StageResult
+    /// How many times each end-to-end run read the corpus (`--copies`).
+    var copies = 1
 
     /// The best end-to-end repetition (least disturbed by other processes).
     var bestE2E: EndToEndResult { e2e.max { $0.receiptsPerSecond < $1.receiptsPerSecond }! }
@@ -132,7 +134,7 @@ struct BenchReport {
                 ]
             ) { a, _ in a },
             "e2e": [
-                "threads": best.threads, "receipts": best.records, "transactions": best.transactions,
+                "threads": best.threads, "copies": copies, "receipts": best.records, "transactions": best.transactions,
                 "valid": best.valid, "wall_seconds": best.wallSeconds, "receipts_per_second": best.receiptsPerSecond,
                 "mb_per_second": Double(best.decompressedBytes) / 1e6 / best.wallSeconds,
                 "compressed_mb_per_second": Double(best.compressedBytes) / 1e6 / best.wallSeconds,
@@ -243,7 +245,9 @@ struct BenchReport {
             "end to end (wall clock, \(threads) threads)".padding(toLength: 52, withPad: " ", startingAt: 0)
                 + "  receipts/s     MB/s  µs/rcpt allocs/rc")
         row(
-            "receiptflow export (zstd NDJSON -> Parquet, verify)", best.receiptsPerSecond,
+            copies == 1
+                ? "receiptflow export (zstd NDJSON -> Parquet, verify)"
+                : "receiptflow export, the corpus x \(copies) (verify)", best.receiptsPerSecond,
             Double(best.decompressedBytes) / 1e6 / best.wallSeconds, best.cpuMicrosPerReceipt,
             Double(best.allocations) / Double(max(best.records, 1)),
             String(format: "peak RSS %.0f MB; CPU µs", e2e.map(\.peakRSSMB).max()!))
