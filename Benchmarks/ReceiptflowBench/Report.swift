@@ -267,28 +267,25 @@ struct BenchReport {
         }
         let j = json()
         let ratios = j["ratios"] as! [String: Double]
-        print(
-            String(
-                format:
-                    "end to end / ceiling (RSA-2048 verify through OpenSSL, EVP_PKEY_verify): %.1f%% (wall clock)   %.1f%% (CPU time: verify µs / pipeline µs per receipt): the median of the runs, each against the ceiling sampled just before and after it",
-                100 * ratios["e2e_over_evp_ceiling_wall"]!, 100 * ratios["e2e_over_evp_ceiling_cpu"]!))
-        print(
-            "  each run (wall / CPU): "
-                + pairedRatios.map { String(format: "%.1f%% / %.1f%%", 100 * $0.evpWall, 100 * $0.evpCPU) }
-                .joined(separator: ", ")
-                + "; ceiling samples (/s): "
-                + ceilingSamples.map { String(format: "%.0f", $0.evpPerSecond) }.joined(separator: ", "))
-        print(
-            String(
-                format:
-                    "end to end / bare s^e mod n (BN_mod_exp_mont, the stricter reading): %.1f%% (wall clock)   %.1f%% (CPU time), paired the same way",
-                100 * ratios["e2e_over_ceiling_wall"]!, 100 * ratios["e2e_over_ceiling_cpu"]!))
-        print(
-            "  each run (wall / CPU): "
-                + pairedRatios.map { String(format: "%.1f%% / %.1f%%", 100 * $0.wall, 100 * $0.cpu) }
-                .joined(separator: ", ")
-                + "; ceiling samples (/s): "
-                + ceilingSamples.map { String(format: "%.0f", $0.perSecond) }.joined(separator: ", "))
+        /// One ceiling's paired ratios: the medians, then each run and the ceiling samples.
+        func pairedLines(_ title: String, _ key: String, _ runs: [(Double, Double)], _ samples: [Double]) {
+            print(
+                title
+                    + String(
+                        format: ": %.1f%% (wall clock)   %.1f%% (CPU time: RSA µs / pipeline µs per receipt)",
+                        100 * ratios[key + "_wall"]!, 100 * ratios[key + "_cpu"]!))
+            print(
+                "  each run (wall / CPU): "
+                    + runs.map { String(format: "%.1f%% / %.1f%%", 100 * $0.0, 100 * $0.1) }.joined(separator: ", ")
+                    + "; ceiling samples (/s): " + samples.map { String(format: "%.0f", $0) }.joined(separator: ", "))
+        }
+        print("end to end / ceiling: the median of the runs, each against the ceiling sampled just before and after it")
+        pairedLines(
+            "  RSA-2048 verify through OpenSSL (EVP_PKEY_verify)", "e2e_over_evp_ceiling",
+            pairedRatios.map { ($0.evpWall, $0.evpCPU) }, ceilingSamples.map(\.evpPerSecond))
+        pairedLines(
+            "  bare s^e mod n (BN_mod_exp_mont, the stricter reading)", "e2e_over_ceiling",
+            pairedRatios.map { ($0.wall, $0.cpu) }, ceilingSamples.map(\.perSecond))
         print(
             String(
                 format:
