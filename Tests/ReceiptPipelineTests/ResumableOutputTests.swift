@@ -126,7 +126,7 @@ private func csvRows(_ dir: URL, _ table: String) throws -> [Substring] {
             ".manifest.json.999.tmp", ".summary.json.tmp-999", "summary.json",
         ]
         for s in strays + ["receipts/notes.txt"] {
-            fm.createFile(atPath: dir.appendingPathComponent(s).path, contents: Data("x".utf8))
+            try #require(fm.createFile(atPath: dir.appendingPathComponent(s).path, contents: Data("x".utf8)), "\(s)")
         }
         _ = try ResumableOutput(directory: dir.path, manifest: m, metadata: RunMetadata(), cache: nil)
         for s in strays { #expect(!fm.fileExists(atPath: dir.appendingPathComponent(s).path), "\(s)") }

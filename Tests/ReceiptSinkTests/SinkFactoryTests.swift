@@ -78,7 +78,7 @@ import Testing
         let dir = Self.tempDir("notdir")
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let file = dir + "/plain-file"
-        FileManager.default.createFile(atPath: file, contents: Data())
+        try #require(FileManager.default.createFile(atPath: file, contents: Data()))
         #expect(throws: SinkError.self) { _ = try makeSink(format: .csv, directory: file, metadata: RunMetadata()) }
     }
 }

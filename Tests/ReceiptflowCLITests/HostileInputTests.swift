@@ -200,7 +200,7 @@ struct HostileInputTests {
         let dir = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = dir.appendingPathComponent("big.ndjson")
-        FileManager.default.createFile(atPath: input.path, contents: nil)
+        try #require(FileManager.default.createFile(atPath: input.path, contents: nil))
         let h = try FileHandle(forWritingTo: input)
         try h.write(contentsOf: Data(#"{"id":"big","receipt-data":""#.utf8))
         let chunk = Data(repeating: UInt8(ascii: "A"), count: 1 << 20)
