@@ -189,19 +189,14 @@ struct CeilingSample {
     /// The bare operation, likewise.
     var perSecond: Double
     var busyCPUMicros: Double
+}
 
+extension CeilingSample {
+    /// The sample a full ceiling measurement (before or after the runs) took.
     init(_ r: CeilingResult) {
-        evpPerSecond = r.perSecond
-        evpBusyCPUMicros = r.busyCPUMicros
-        perSecond = r.modExpPerSecond
-        busyCPUMicros = r.modExpBusyCPUMicros
-    }
-
-    init(evpPerSecond: Double, evpBusyCPUMicros: Double, perSecond: Double, busyCPUMicros: Double) {
-        self.evpPerSecond = evpPerSecond
-        self.evpBusyCPUMicros = evpBusyCPUMicros
-        self.perSecond = perSecond
-        self.busyCPUMicros = busyCPUMicros
+        self.init(
+            evpPerSecond: r.perSecond, evpBusyCPUMicros: r.busyCPUMicros, perSecond: r.modExpPerSecond,
+            busyCPUMicros: r.modExpBusyCPUMicros)
     }
 }
 
