@@ -395,24 +395,53 @@ private let orders: [BatchOrder] = [
     }
 
     /// The checksum the block path computes (`rf_xxh64_*`, fed in pieces of random sizes) against the one libzstd
-    /// writes at the end of a frame (the low 32 bits of XXH64 of the content, little-endian).
-    @Test func theStreamingXXH64MatchesLibzstdsFrameChecksums() {
+    /// writes at the end of a frame (the low 32 bits of XXH64 of the content, little-endian), on both paths: the
+    /// portable loop and, when the CPU has it, the AVX-512 one (`rf_xxh64_update` takes the latter there). The
+    /// two paths must also leave the same whole 64-bit digest.
+    @Test(arguments: [0, 1] as [Int32])
+    func theStreamingXXH64MatchesLibzstdsFrameChecksums(vector: Int32) {
+        if vector == 1 && rf_xxh64_avx512_available() == 0 {
+            // Without AVX-512 the vector request falls back to the portable loop, which the other case covers.
+            print("skipped: this CPU has no AVX-512 (F, VL, DQ); the portable XXH64 loop is tested on its own")
+            return
+        }
         var rng = SplitMix(seed: 34)
         for n in Array(0...100) + [127, 128, 255, 256, 1000, 65_537, 300_001] {
             let data = (0..<n).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
             let frame = encodeFrame(data, FrameSpec(checksum: true))
             let stored = frame.suffix(4).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-            var state = rf_xxh64_state()
-            rf_xxh64_reset(&state)
-            var at = 0
-            data.withUnsafeBufferPointer { d in
-                while at < n {
-                    let piece = min(n - at, Int(rng.next() % 70))
-                    rf_xxh64_update(&state, d.baseAddress! + at, piece)
-                    at += piece
+            // Small pieces (most updates go through the 32-byte carry) and large ones (long runs of stripes).
+            for maxPiece in [70, 70_000] as [UInt64] {
+                var state = rf_xxh64_state()
+                var other = rf_xxh64_state()
+                rf_xxh64_reset(&state)
+                rf_xxh64_reset(&other)
+                var at = 0
+                data.withUnsafeBufferPointer { d in
+                    while at < n {
+                        let piece = min(n - at, Int(rng.next() % maxPiece))
+                        rf_xxh64_update_path(&state, d.baseAddress! + at, piece, vector)
+                        rf_xxh64_update_path(&other, d.baseAddress! + at, piece, 1 - vector)
+                        at += piece
+                    }
                 }
+                let digest = rf_xxh64_digest(&state)
+                #expect(UInt32(truncatingIfNeeded: digest) == stored, "\(n) bytes, pieces below \(maxPiece)")
+                #expect(digest == rf_xxh64_digest(&other), "\(n) bytes: the two paths differ")
             }
-            #expect(UInt32(truncatingIfNeeded: rf_xxh64_digest(&state)) == stored, "\(n) bytes")
+        }
+        if vector == 1 {
+            // What the exporter calls takes this path on this CPU.
+            var a = rf_xxh64_state()
+            var b = rf_xxh64_state()
+            rf_xxh64_reset(&a)
+            rf_xxh64_reset(&b)
+            let data = (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }
+            data.withUnsafeBufferPointer { d in
+                rf_xxh64_update(&a, d.baseAddress!, d.count)
+                rf_xxh64_update_path(&b, d.baseAddress!, d.count, 1)
+            }
+            #expect(rf_xxh64_digest(&a) == rf_xxh64_digest(&b))
         }
     }
 

@@ -57,4 +57,9 @@ typedef struct {
 void rf_xxh64_reset(rf_xxh64_state *s);
 void rf_xxh64_update(rf_xxh64_state *s, const uint8_t *p, size_t n);
 uint64_t rf_xxh64_digest(const rf_xxh64_state *s);
+/// `rf_xxh64_update` on a chosen path: `vector` 1 takes the AVX-512 lanes when `rf_xxh64_avx512_available()`
+/// (what `rf_xxh64_update` does), 0 the portable loop. Both give the same state; tests compare them.
+void rf_xxh64_update_path(rf_xxh64_state *s, const uint8_t *p, size_t n, int vector);
+/// 1 when this CPU runs XXH64's four lanes in one AVX-512 register (AVX-512 F, VL and DQ, with OS support).
+int rf_xxh64_avx512_available(void);
 #endif
