@@ -84,13 +84,10 @@ __attribute__((target("avx512f,avx512vl,avx512dq"))) static size_t stripes_avx51
 }
 
 int rf_xxh64_avx512_available(void) {
-    static int cached = -1;
-    if (cached < 0) {
-        // __builtin_cpu_supports also checks that the OS saves the AVX-512 state.
-        cached = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-                 __builtin_cpu_supports("avx512dq");
-    }
-    return cached;
+    // Reads the CPU model the runtime filled in at start-up (no CPUID per call, nothing written, so any thread may
+    // ask); it also requires that the OS saves the AVX-512 state.
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512dq");
 }
 #else
 int rf_xxh64_avx512_available(void) { return 0; }
