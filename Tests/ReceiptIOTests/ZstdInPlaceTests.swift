@@ -430,19 +430,6 @@ private let orders: [BatchOrder] = [
                 #expect(digest == rf_xxh64_digest(&other), "\(n) bytes: the two paths differ")
             }
         }
-        if vector == 1 {
-            // What the exporter calls takes this path on this CPU.
-            var a = rf_xxh64_state()
-            var b = rf_xxh64_state()
-            rf_xxh64_reset(&a)
-            rf_xxh64_reset(&b)
-            let data = (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }
-            data.withUnsafeBufferPointer { d in
-                rf_xxh64_update(&a, d.baseAddress!, d.count)
-                rf_xxh64_update_path(&b, d.baseAddress!, d.count, 1)
-            }
-            #expect(rf_xxh64_digest(&a) == rf_xxh64_digest(&b))
-        }
     }
 
     @Test func emptyBlocksOfEveryTypeDecodeToNothing() {
