@@ -66,7 +66,7 @@ public struct HistoryExpectation: Sendable {
     }
 
     /// Adds one record: the receipt at (`input`, `line`), written `spec`, generated as `kind`.
-    mutating func add(_ spec: ReceiptSpec, kind: RecordKind, input: Int, line: Int) {
+    public mutating func add(_ spec: ReceiptSpec, kind: RecordKind, input: Int, line: Int) {
         let type = spec.string(0)
         guard Self.contributes(kind: kind, receiptType: type), let created = spec.date(12),
             let bundle = spec.string(2)
@@ -103,6 +103,12 @@ public struct HistoryExpectation: Sendable {
             purchases[key] = p
         }
     }
+
+    /// The `purchases` table as the export writes it in CSV; `source` fills the `source` column.
+    public func purchasesCSV(source: String) -> String { HistoryCSV.purchases(purchaseRows(), source: source) }
+
+    /// The `subscriptions` table at as-of time `asOf` (epoch ms) as the export writes it in CSV.
+    public func subscriptionsCSV(asOf: Int64) -> String { HistoryCSV.subscriptions(subscriptionRows(asOf: asOf)) }
 
     /// The `purchases` rows in the contract's order: environment, bundle id, original transaction id (null
     /// first), purchase date, transaction id; strings bytewise.
