@@ -5,8 +5,8 @@ import Foundation
 /// date order across customers, plus the `purchases` and `subscriptions` tables an export of that one file must
 /// write (`HistoryExpectation`) and a JSON file with the as-of time and counts.
 ///
-/// Memory: every customer's account (its purchases, about 100 bytes each) and every distinct purchase's expected
-/// row are held until the end, so it suits test and demo corpora (up to some hundred thousand customers), not the
+/// Memory: every customer's account and every distinct purchase's expected row are held until the end, so memory
+/// grows with the customers (data/README.md gives the figures): it suits test and demo corpora, not the
 /// benchmark's millions of receipts.
 public enum CustomerGenerator {
     /// What to generate.

@@ -741,8 +741,11 @@ def contributing_receipts(records, files):
     from pyspark.sql import functions as F
 
     spark = records.sparkSession
-    index = spark.createDataFrame([(f["source"], i) for i, f in enumerate(files)], "source string, input int")
-    valid = records.filter((F.col("status") == 0) & (F.col("receipt_type").isNull() | (F.col("receipt_type") != "Xcode")))
+    # One index per source: a file given twice has the same rows at both indexes, so either gives the same facts.
+    positions = {f["source"]: i for i, f in enumerate(files)}
+    index = spark.createDataFrame(sorted(positions.items()), "source string, input int")
+    xcode = F.coalesce(F.col("receipt_type") == "Xcode", F.lit(False))
+    valid = records.filter((F.col("status") == 0) & ~xcode)
     return valid.join(F.broadcast(index), "source").withColumn(
         "environment",
         F.when(F.coalesce(F.col("receipt_type"), F.lit("")).endswith("Sandbox"), "Sandbox").otherwise("Production"),
