@@ -1,5 +1,4 @@
-// The buffer-less decompression API (ReceiptIO's in-place decoding) is in zstd.h's static-linking section; the
-// shared libzstd exports it. zstd_errors.h names libzstd's error codes.
-#define ZSTD_STATIC_LINKING_ONLY
+// zstd_errors.h names libzstd's error codes. Only zstd.h's stable API is used: no ZSTD_STATIC_LINKING_ONLY, whose
+// declarations are not guaranteed to keep their meaning between versions of the shared library.
 #include <zstd.h>
 #include <zstd_errors.h>
