@@ -10,7 +10,7 @@ import ReceiptVerify
 ///   thread: an RSA-2048 verification through OpenSSL, what `openssl speed rsa2048` reports as verify/s. This is
 ///   the ceiling as the benchmark's issue defines it ("RSA-2048 verifications per second through OpenSSL");
 /// - the bare public-key operation s^e mod n, `BN_mod_exp_mont` with kept contexts: the RSA work inside
-///   `EVP_PKEY_verify` without the EVP layer, the padding check and OpenSSL's 12 allocations (about 15% faster).
+///   `EVP_PKEY_verify` without the EVP layer, the padding check and OpenSSL's allocations.
 ///   The benchmark reports the ratio to it as well, as the stricter reading.
 /// Beside them, the verifier's RSA check on one thread: `EVP_PKEY_verify` with a kept context, as `PKCS1Verifier`
 /// calls it per receipt, which the floors use.
