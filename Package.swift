@@ -43,7 +43,8 @@ let package = Package(
             path: "Benchmarks/ReceiptflowBench"
         ),
         // Drives the output writers for the Python reader checks (Tests/python); not part of the product.
-        .executableTarget(name: "SinkHarness", dependencies: ["ReceiptModel", "ReceiptSink"], path: "Tests/SinkHarness"),
+        .executableTarget(
+            name: "SinkHarness", dependencies: ["ReceiptModel", "ReceiptSink"], path: "Tests/SinkHarness"),
         // Shared by the test targets: where ../shared/fixtures and the committed sample data are.
         .target(name: "ReceiptTestSupport", dependencies: ["ReceiptModel"], path: "Tests/ReceiptTestSupport"),
         .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptTestSupport", "ReceiptDER", "ReceiptModel", "ReceiptSynth"]),

@@ -32,7 +32,8 @@ struct PKCS1VerifierTests {
     ) throws {
         let outcome = receipt.verify(with: try TestCA.verifier())
         #expect(outcome.error == .badSignature, "detail: \(outcome.detail ?? "")", sourceLocation: sourceLocation)
-        #expect(outcome.entry?.publicKey != nil, "no key: the signature was not checked", sourceLocation: sourceLocation)
+        #expect(
+            outcome.entry?.publicKey != nil, "no key: the signature was not checked", sourceLocation: sourceLocation)
         let signature = Array(receipt.der[receipt.container.signature])
         let contentDigest = digest.hash(receipt.content)
         #expect(
