@@ -1,4 +1,4 @@
-// zstd_errors.h names libzstd's error codes. Only zstd.h's stable API is used: no ZSTD_STATIC_LINKING_ONLY, whose
-// declarations are not guaranteed to keep their meaning between versions of the shared library.
+// zstd.h's stable API only (its experimental section is not guaranteed to keep its meaning between versions of the
+// shared library); zstd_errors.h names libzstd's error codes.
 #include <zstd.h>
 #include <zstd_errors.h>

@@ -34,8 +34,8 @@ final class ZstdCompressor {
         literalModeSupported = ZSTD_isError(bounds.error) == 0 && bounds.upperBound >= Self.literalsEnabled
     }
 
-    /// `ZSTD_c_literalCompressionMode`, an experimental parameter: zstd.h names it only under
-    /// ZSTD_STATIC_LINKING_ONLY, so it is set here through its stable slot `ZSTD_c_experimentalParam5` with the
+    /// `ZSTD_c_literalCompressionMode`, an experimental parameter: zstd.h names it only in
+    /// its experimental section, so it is set here through its stable slot `ZSTD_c_experimentalParam5` with the
     /// stable `ZSTD_CCtx_setParameter`, after `ZSTD_cParam_getBounds` says this libzstd takes it. A compression
     /// parameter only steers the encoder's choices: whatever a later libzstd makes of it, the frames stay valid.
     private static let literalCompressionMode = ZSTD_c_experimentalParam5
