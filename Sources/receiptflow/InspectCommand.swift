@@ -2,6 +2,7 @@ import Foundation
 import ReceiptDER
 import ReceiptIO
 import ReceiptModel
+import ReceiptPipeline
 import ReceiptSink
 import ReceiptVerify
 
@@ -122,13 +123,14 @@ struct InspectReport {
                 return report
             }
         }
+        // The same evaluator as `export`, with the int32 policy (inspect takes no environment or bundle options).
+        let verifier = anchors.map { ReceiptVerifier(cache: ChainCache(anchors: $0)) }
+        let evaluator = ReceiptEvaluator(
+            verifier: verifier, policies: PipelineConfig.inspectPolicies,
+            at: atTime.map { .instant($0) } ?? .receiptCreationDate)
         let parser = ReceiptParser()
         der.withUnsafeBytes { buf in
-            do throws(ReceiptError) {
-                try parser.parse(buf)
-            } catch {
-                report.fail(error, nil)
-            }
+            let parseError = evaluator.parse(buf, with: parser)
             report.container = parser.container
             report.receipt = parser.materialize(buf)
             for range in parser.container.certificates {
@@ -138,32 +140,24 @@ struct InspectReport {
                 let sha = ContentHasher().sha256(UnsafeRawBufferPointer(rebasing: buf[range])).hex
                 report.certificates.append((subject, issuer, view.notBefore, view.notAfter, sha))
             }
-            guard report.error == nil, let anchors else { return }
-            let created = parser.fields.receiptCreationDate
-            guard let time = atTime ?? created else {
-                report.fail(
-                    ReceiptError(.malformedAttribute, "the receipt has no creation date (attribute 12)"), nil)
-                return
+            let verdict = evaluator.judge(buf, parsedBy: parser, parseError: parseError)
+            if verifier != nil && parseError == nil {
+                report.verification = (
+                    true, verdict.verified, verdict.validationTime, verdict.signer, report.verification.anchors
+                )
             }
-            let verifier = ReceiptVerifier(cache: ChainCache(anchors: anchors))
-            let outcome = parser.withContent(buf) { content in
-                verifier.verify(der: buf, container: parser.container, content: content, validationTime: time)
-            }
-            report.verification = (true, outcome.verified, time, outcome.signerSHA256, report.verification.anchors)
-            if let code = outcome.error {
-                // With --at the dates are judged at the given time, and the detail must not call it the creation date.
-                let timeName = atTime == nil ? "the receipt creation date" : "the validation time given with --at"
-                report.fail(ReceiptError(code), outcome.detail(timeName: timeName))
+            if let code = verdict.code {
+                report.fail(ReceiptError(code), verdict.detail.text(code: code), status: verdict.status)
             }
         }
         return report
     }
 
-    mutating func fail(_ e: ReceiptError, _ detail: String?) {
+    mutating func fail(_ e: ReceiptError, _ detail: String?, status s: ReceiptStatus? = nil) {
         guard error == nil else { return }
         error = e
         errorDetail = detail ?? e.description
-        status = e.code.status.rawValue
+        status = (s ?? e.code.status).rawValue
     }
 
     func render(pretty: Bool, into out: inout [UInt8]) {
