@@ -7,6 +7,8 @@ struct RowContext {
     var line: Int
     var recordID: UnsafeRawBufferPointer? = nil
     var receiptSHA256: UnsafeRawBufferPointer? = nil
+    /// The `--device-id-field` value, read.
+    var device = RecordDevice.absent
 }
 
 /// What became of an input line.
@@ -24,8 +26,8 @@ final class LineDecoder {
     /// The unescaped receipt string (consumed by base64 decoding before the next line is decoded).
     let unescaped: UnsafeMutableRawBufferPointer
 
-    init(field: String?, idField: String?, maxRecord: Int) {
-        scanner = NDJSONScanner(field: field, idField: idField)
+    init(field: String?, idField: String?, deviceIDField: String?, maxRecord: Int) {
+        scanner = NDJSONScanner(field: field, idField: idField, deviceIDField: deviceIDField)
         unescaped = .allocate(byteCount: max(maxRecord, 1), alignment: 16)
     }
 
@@ -41,6 +43,7 @@ final class LineDecoder {
         if format == .ndjson {
             let r = scanner.scan(line)
             ctx.recordID = Self.recordID(r.id, line, idScratch)
+            if r.deviceID != .absent { ctx.device = Self.device(r.deviceID, line) }
             if let code = r.error {
                 return .failed(code, .text(r.detail, at: r.errorOffset))
             }
@@ -63,6 +66,27 @@ final class LineDecoder {
             return .failed(.emptyReceipt, .text("the receipt string holds only whitespace", at: -1))
         }
         return .receipt(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(decoded)[0..<n]))
+    }
+
+    /// The `--device-id-field` value: absent for a JSON null; malformed for anything but a string in one of the
+    /// accepted forms (`DeviceIdentifier`).
+    static func device(_ v: JSONValue, _ line: UnsafeRawBufferPointer) -> RecordDevice {
+        switch v {
+        case .absent, .null:
+            return .absent
+        case .number, .bool, .container:
+            return .malformed
+        case .string(let ref):
+            let raw = UnsafeRawBufferPointer(rebasing: line[ref.range])
+            guard ref.escaped else { return DeviceIdentifier(text: raw).map { .identifier($0) } ?? .malformed }
+            // Every accepted form is at most 36 characters, each at most 6 escaped bytes (`\u0041`).
+            guard raw.count <= 216 else { return .malformed }
+            return withUnsafeTemporaryAllocation(byteCount: 216, alignment: 1) { scratch in
+                let n = JSONString.unescape(raw, into: scratch)
+                let text = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(scratch)[0..<n])
+                return DeviceIdentifier(text: text).map { .identifier($0) } ?? .malformed
+            }
+        }
     }
 
     /// The text of the `--id-field` value: a string (unescaped into `scratch`), a number's literal, or a boolean.

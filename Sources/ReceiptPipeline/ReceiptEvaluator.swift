@@ -30,8 +30,10 @@ public final class ReceiptEvaluator {
     }
 
     /// Receipt bytes to verdict, with `parser` (whose views then describe the receipt).
-    public func evaluate(_ der: UnsafeRawBufferPointer, with parser: ReceiptParser) -> Verdict {
-        judge(der, parsedBy: parser, parseError: parse(der, with: parser))
+    public func evaluate(
+        _ der: UnsafeRawBufferPointer, with parser: ReceiptParser, device: RecordDevice = .absent
+    ) -> Verdict {
+        judge(der, parsedBy: parser, parseError: parse(der, with: parser), device: device)
     }
 
     /// Parses `der` with `parser`; the error, when parsing failed (the parser keeps what it decoded before it).
@@ -61,9 +63,10 @@ public final class ReceiptEvaluator {
     /// - Parameters:
     ///   - parseError: what `parse` returned; a receipt that did not parse is rejected with it, unchecked.
     ///   - contentDigest: the digest of the signed content when computed already (`signedContent`).
+    ///   - device: what the record says about its device, for `DeviceHashPolicy`.
     public func judge(
         _ der: UnsafeRawBufferPointer, parsedBy parser: ReceiptParser, parseError: ReceiptError?,
-        contentDigest: ContentDigest? = nil
+        contentDigest: ContentDigest? = nil, device: RecordDevice = .absent
     ) -> Verdict {
         if let e = parseError { return Verdict(rejected: e.code, Detail(e)) }
         return parser.withContent(der) { payload in
@@ -83,7 +86,7 @@ public final class ReceiptEvaluator {
             } else {
                 verdict.signer = signerFingerprint(der, parser.container)
             }
-            let input = PolicyInput(payload: payload, fields: fields)
+            let input = PolicyInput(payload: payload, fields: fields, device: device)
             for policy in policies { policy.apply(to: input, &verdict) }
             return verdict
         }

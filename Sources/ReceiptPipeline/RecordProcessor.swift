@@ -22,7 +22,8 @@ public final class RecordProcessor {
     public init(config: PipelineConfig, cache: ChainCache?) {
         precondition(!config.verify || cache != nil, "verification needs a chain cache")
         let maxRecord = config.reader.maxRecordSize
-        decoder = LineDecoder(field: config.field, idField: config.idField, maxRecord: maxRecord)
+        decoder = LineDecoder(
+            field: config.field, idField: config.idField, deviceIDField: config.deviceIDField, maxRecord: maxRecord)
         evaluator = ReceiptEvaluator(
             verifier: config.verify ? cache.map { ReceiptVerifier(cache: $0) } : nil, policies: config.policies)
         appender = RowAppender(renderNDJSON: config.renderNDJSON)
@@ -147,7 +148,8 @@ public final class RecordProcessor {
             appender.append(h.ctx, Verdict(rejected: code, detail), into: &out, &counts)
         case .receipt(let der):
             let verdict = evaluator.judge(
-                der, parsedBy: h.lane.parser, parseError: h.parseError, contentDigest: h.contentDigest)
+                der, parsedBy: h.lane.parser, parseError: h.parseError, contentDigest: h.contentDigest,
+                device: h.ctx.device)
             appender.append(h.ctx, verdict, der: der, parser: h.lane.parser, into: &out, &counts)
         }
     }

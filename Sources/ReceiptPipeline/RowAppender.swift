@@ -43,7 +43,7 @@ struct RowAppender {
     private func appendNDJSON(_ ctx: RowContext, _ v: Verdict, receipt: Receipt?, into out: inout ColumnBatch) {
         let record = VerifyReceiptJSON.Record(
             source: String(decoding: ctx.source, as: UTF8.self), line: Int64(ctx.line),
-            recordID: ctx.recordID.map { String(decoding: $0, as: UTF8.self) })
+            recordID: ctx.recordID.map { String(decoding: $0, as: UTF8.self) }, deviceHashMatches: v.deviceHashMatches)
         VerifyReceiptJSON.render(
             receipt: receipt, status: v.status.rawValue, error: v.code.map { ReceiptError($0) },
             detail: v.detail.text(code: v.code), record: record, into: &out.ndjson)
@@ -86,6 +86,7 @@ struct RowAppender {
             }
             w.string(C.signerSHA256, v.signer)
             w.string(C.receiptSHA256, ctx.receiptSHA256)
+            w.bool(C.deviceHashMatches, v.deviceHashMatches)
         }
     }
 

@@ -14,6 +14,9 @@ public struct Verdict: Sendable {
     public var signer: String? = nil
     /// The time the certificates were judged at (epoch ms), when they were judged.
     public var validationTime: Int64? = nil
+    /// Whether the receipt's hash is that of the record's device identifier (`DeviceHashPolicy`); nil when
+    /// unchecked (no device identifier, or no hash in the receipt).
+    public var deviceHashMatches: Bool? = nil
 
     public init() {}
 

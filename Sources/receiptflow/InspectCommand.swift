@@ -8,6 +8,7 @@ import ReceiptVerify
 
 let inspectUsage = """
     usage: receiptflow inspect [FILE | -] [--trust-anchor PATH ...] [--no-verify] [--json] [--at now|DATE]
+                              [--device-id ID]
 
     Prints one receipt (DER or base64; whitespace is ignored) as verifyReceipt-shaped JSON, with what was found
     about its container (encoding, digest algorithm, certificates) and the verdict with its reason.
@@ -18,6 +19,8 @@ let inspectUsage = """
       --json                one compact line instead of indented JSON
       --at now|DATE         judge certificate validity at another time than the receipt creation date
                             (e.g. `--at now` shows why receipts must be judged at their creation date)
+      --device-id ID        the device identifier (a UUID, a MAC address, or 12 or 32 hex digits): shows
+                            device_hash_matches, whether the receipt's hash (attribute 5) is that device's
     Exit status: 0 valid, 1 rejected or unreadable, 2 usage error.
     """
 
@@ -29,7 +32,8 @@ func runInspect(_ argv: [String]) -> Int32 {
     }
     let args: Arguments
     do {
-        args = try Arguments(argv, flags: ["--no-verify", "--json"], valued: ["--trust-anchor", "--at"])
+        args = try Arguments(
+            argv, flags: ["--no-verify", "--json"], valued: ["--trust-anchor", "--at", "--device-id"])
     } catch {
         printError("receiptflow inspect: \(error.message)\n\n\(inspectUsage)")
         return 2
@@ -64,6 +68,16 @@ func runInspect(_ argv: [String]) -> Int32 {
         }
     }
 
+    var device = RecordDevice.absent
+    if let id = args.value("--device-id") {
+        guard let parsed = Array(id.utf8).withUnsafeBytes({ DeviceIdentifier(text: $0) }) else {
+            printError(
+                "receiptflow inspect: --device-id takes a UUID, a MAC address or 12 or 32 hex digits, got '\(id)'")
+            return 2
+        }
+        device = .identifier(parsed)
+    }
+
     let path = args.positionals.first ?? "-"
     let input: [UInt8]
     do {
@@ -72,7 +86,7 @@ func runInspect(_ argv: [String]) -> Int32 {
         printError("receiptflow inspect: cannot read \(path): \(error.localizedDescription)")
         return 1
     }
-    let report = InspectReport.make(input: input, anchors: anchors, atTime: atTime)
+    let report = InspectReport.make(input: input, anchors: anchors, atTime: atTime, device: device)
     var out: [UInt8] = []
     report.render(pretty: !args.has("--json"), into: &out)
     out.append(0x0A)
@@ -95,10 +109,14 @@ struct InspectReport {
     var inputEncoding = "der"
     var container: SignedDataView? = nil
     var certificates: [(subject: String, issuer: String, notBefore: Int64, notAfter: Int64, sha256: String)] = []
+    /// With `--device-id`: whether the receipt's hash is that device's (nil when the receipt has none).
+    var deviceHashMatches: Bool? = nil
     var verification: (checked: Bool, verified: Bool, time: Int64?, signer: String?, anchors: [String]) =
         (false, false, nil, nil, [])
 
-    static func make(input: [UInt8], anchors: TrustAnchors?, atTime: Int64?) -> InspectReport {
+    static func make(
+        input: [UInt8], anchors: TrustAnchors?, atTime: Int64?, device: RecordDevice = .absent
+    ) -> InspectReport {
         var report = InspectReport()
         report.verification.anchors = anchors?.anchors.map { "\($0.subject) (SHA-256 \($0.sha256))" } ?? []
         // DER starts with a SEQUENCE tag; anything else is read as base64.
@@ -126,7 +144,8 @@ struct InspectReport {
         // The same evaluator as `export`, with the int32 policy (inspect takes no environment or bundle options).
         let verifier = anchors.map { ReceiptVerifier(cache: ChainCache(anchors: $0)) }
         let evaluator = ReceiptEvaluator(
-            verifier: verifier, policies: PipelineConfig.inspectPolicies,
+            verifier: verifier,
+            policies: PipelineConfig.inspectPolicies + (device == .absent ? [] : [DeviceHashPolicy(required: false)]),
             at: atTime.map { .instant($0) } ?? .receiptCreationDate)
         let parser = ReceiptParser()
         der.withUnsafeBytes { buf in
@@ -140,7 +159,8 @@ struct InspectReport {
                 let sha = ContentHasher().sha256(UnsafeRawBufferPointer(rebasing: buf[range])).hex
                 report.certificates.append((subject, issuer, view.notBefore, view.notAfter, sha))
             }
-            let verdict = evaluator.judge(buf, parsedBy: parser, parseError: parseError)
+            let verdict = evaluator.judge(buf, parsedBy: parser, parseError: parseError, device: device)
+            report.deviceHashMatches = verdict.deviceHashMatches
             if verifier != nil && parseError == nil {
                 report.verification = (
                     true, verdict.verified, verdict.validationTime, verdict.signer, report.verification.anchors
@@ -170,6 +190,10 @@ struct InspectReport {
                 JSONText.appendString(err.code.rawValue, into: &out)
                 w.key("error_detail", into: &out)
                 JSONText.appendString(errorDetail ?? err.description, into: &out)
+            }
+            if let m = deviceHashMatches {
+                w.key("device_hash_matches", into: &out)
+                out.append(contentsOf: (m ? "true" : "false").utf8)
             }
             w.key("verification", into: &out)
             w.beginObject(into: &out)
