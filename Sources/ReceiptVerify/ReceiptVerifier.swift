@@ -24,18 +24,39 @@ public final class ReceiptVerifier {
         self.cache = cache
     }
 
-    /// Checks the signature, the chain and the validity of every chain certificate at `validationTime`.
+    /// Checks the signature, the chain and the validity of every chain certificate at `time`.
     ///
     /// - Parameters:
     ///   - der: the receipt bytes the parser read; every range of `container` except `content` indexes them.
     ///   - container: the parser's view of the SignedData.
     ///   - content: the encapsulated content (the payload), possibly in the parser's scratch buffer.
-    ///   - validationTime: the receipt creation date (attribute 12), epoch milliseconds.
+    ///   - time: when the certificates must be valid.
+    ///   - creationDate: the receipt creation date (attribute 12), epoch milliseconds, when the receipt has one.
+    ///     With `time == .receiptCreationDate` and no creation date, everything but the validity dates is checked
+    ///     and, when that passes, the receipt is rejected as `malformed_attribute` (nothing to judge the dates at).
     ///   - contentDigest: the digest of `content`, when the caller computed it already (two receipts at a time,
-    ///     `ContentHasher.contentDigests`); used only if it is of this very buffer with the SignerInfo's algorithm.
+    ///     `ContentHasher.digests`); used only if it is of this very buffer with the SignerInfo's algorithm.
+    public func verify(
+        der: UnsafeRawBufferPointer, container: SignedDataView, content: UnsafeRawBufferPointer,
+        at time: ValidationTime,
+        creationDate: Int64?, contentDigest: ContentDigest? = nil
+    ) -> VerifyOutcome {
+        check(der, container, content, time.resolve(creationDate: creationDate), contentDigest)
+    }
+
+    /// `verify(der:container:content:at:creationDate:contentDigest:)` at the fixed instant `validationTime`
+    /// (epoch milliseconds).
     public func verify(
         der: UnsafeRawBufferPointer, container: SignedDataView, content: UnsafeRawBufferPointer, validationTime: Int64,
         contentDigest: ContentDigest? = nil
+    ) -> VerifyOutcome {
+        check(der, container, content, validationTime, contentDigest)
+    }
+
+    /// The checks, with `validationTime` nil when there is no time to judge the validity dates at.
+    private func check(
+        _ der: UnsafeRawBufferPointer, _ container: SignedDataView, _ content: UnsafeRawBufferPointer,
+        _ validationTime: Int64?, _ contentDigest: ContentDigest?
     ) -> VerifyOutcome {
         let alg = container.digestAlgorithm
         func outcome(_ code: ErrorCode?, _ reason: VerifyOutcome.Reason, _ entry: ChainEntry?) -> VerifyOutcome {
@@ -113,6 +134,7 @@ public final class ReceiptVerifier {
         case .untrusted: return outcome(.untrustedChain, .chain, entry)
         case .policy: return outcome(.certificatePolicy, .chain, entry)
         }
+        guard let validationTime else { return outcome(.malformedAttribute, .missingCreationDate, entry) }
         if validationTime > entry.validUntil { return outcome(.certificateExpired, .expired, entry) }
         if validationTime < entry.validFrom { return outcome(.certificateNotYetValid, .notYetValid, entry) }
         return outcome(nil, .none, entry)

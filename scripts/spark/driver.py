@@ -88,6 +88,7 @@ RECEIPTS_COLUMNS = [
     ("digest_algorithm", "string", True),
     ("signer_sha256", "string", True),
     ("receipt_sha256", "string", True),
+    ("device_hash_matches", "bool", True),
 ]
 
 TRANSACTIONS_COLUMNS = [
