@@ -30,7 +30,8 @@ let package = Package(
         .target(name: "ReceiptVerify", dependencies: ["ReceiptModel", "ReceiptDER", "COpenSSL", "CSIMD"]),
         .target(name: "ReceiptIO", dependencies: ["ReceiptModel", "CZstd", "CSIMD"], swiftSettings: hotPath),
         .target(name: "ReceiptSink", dependencies: ["ReceiptModel", "ReceiptDER", "CZstd"], swiftSettings: hotPath),
-        .target(name: "ReceiptPipeline", dependencies: ["ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink"], swiftSettings: hotPath),
+        .target(name: "ReceiptHistory", dependencies: ["ReceiptModel", "ReceiptSink"], swiftSettings: hotPath),
+        .target(name: "ReceiptPipeline", dependencies: ["ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptHistory"], swiftSettings: hotPath),
         .target(name: "ReceiptSynth", dependencies: ["ReceiptModel", "COpenSSL", "CZstd"]),
         .executableTarget(
             name: "receiptflow",
