@@ -57,6 +57,7 @@ let package = Package(
             // The hardening tests also build hostile receipts (ReceiptSynth) and drive the parsers directly.
             dependencies: ["ReceiptTestSupport", "receiptflow", "ReceiptSynth", "ReceiptDER", "ReceiptIO", "ReceiptModel"]
         ),
+        .testTarget(name: "ReceiptHistoryTests", dependencies: ["ReceiptHistory", "ReceiptModel", "ReceiptSink"]),
         .testTarget(name: "ReceiptSynthTests", dependencies: ["ReceiptTestSupport", "ReceiptSynth", "ReceiptDER", "ReceiptModel"]),
     ]
 )
