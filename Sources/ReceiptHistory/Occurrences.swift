@@ -47,6 +47,9 @@ struct OccurrenceExtractor {
         let trial = t.bools[TC.isTrialPeriod]
         let intro = t.bools[TC.isInIntroOfferPeriod]
 
+        // Bundle and product ids repeat from row to row: the previous row's array is reused when the bytes match.
+        var lastBundle: [UInt8] = []
+        var lastProduct: [UInt8] = []
         var j = 0
         var entry: Int64 = 0
         var lastLine: Int64 = -1
@@ -69,9 +72,10 @@ struct OccurrenceExtractor {
             let cancelDate = cancellation[i]
             let record = PurchaseRecord(
                 key: PurchaseKey(
-                    environment: environment.rawValue, bundleID: Self.bytes(bundle, i) ?? [],
+                    environment: environment.rawValue, bundleID: Self.reuse(bundle, i, &lastBundle),
                     transactionID: Self.bytes(txid, i) ?? []),
-                newest: recency, originalTransactionID: Self.bytes(otid, i), productID: Self.bytes(product, i) ?? [],
+                newest: recency, originalTransactionID: Self.bytes(otid, i),
+                productID: Self.reuse(product, i, &lastProduct),
                 quantity: quantity[i], purchaseDate: purchase[i], originalPurchaseDate: originalPurchase[i],
                 expiresDate: expires[i], webOrderLineItemID: webOrder[i], isTrialPeriod: trial[i],
                 isInIntroOfferPeriod: intro[i], promotionalOfferID: Self.bytes(promo, i), productType: productType[i],
@@ -87,6 +91,16 @@ struct OccurrenceExtractor {
         guard c.valid[r] else { return nil }
         // offsets has count + 1 entries and offsets[r] <= offsets[r + 1] <= bytes.count.
         return Array(UnsafeRawBufferPointer(rebasing: c.bytes[c.offsets[r]..<c.offsets[r + 1]]))
+    }
+
+    /// The bytes of row `r` (empty when null), sharing `last`'s storage when equal to it.
+    @inline(__always)
+    static func reuse(_ c: StringColumn, _ r: Int, _ last: inout [UInt8]) -> [UInt8] {
+        guard c.valid[r] else { return [] }
+        // In range as in `bytes`.
+        let v = UnsafeRawBufferPointer(rebasing: c.bytes[c.offsets[r]..<c.offsets[r + 1]])
+        if !last.elementsEqual(v) { last = Array(v) }
+        return last
     }
 
     static func isXcode(_ c: StringColumn, _ r: Int) -> Bool {

@@ -3,6 +3,14 @@ struct PurchaseKey: Hashable, Sendable {
     var environment: UInt8
     var bundleID: [UInt8]
     var transactionID: [UInt8]
+
+    /// Hashes the byte strings as blocks (the synthesized hash feeds the hasher one byte at a time).
+    func hash(into h: inout Hasher) {
+        h.combine(environment)
+        bundleID.withUnsafeBytes { h.combine(bytes: $0) }
+        h.combine(bundleID.count)
+        transactionID.withUnsafeBytes { h.combine(bytes: $0) }
+    }
 }
 
 /// One `purchases` row in the making: the merge of one or more occurrences of the same key.

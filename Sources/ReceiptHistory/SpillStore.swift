@@ -98,8 +98,9 @@ final class SpillStore<R: SpillRecord> {
     func reduce(_ emit: (R) throws(HistoryError) -> Void) throws(HistoryError) {
         let spilled = segments.count > 0 || appenders.contains { $0 != nil }
         if !spilled {
-            let sorted = memory.values.sorted(by: R.precedes)
+            var sorted = Array(memory.values)
             memory = [:]
+            sorted.sort(by: R.precedes)
             memoryBytes = 0
             for r in sorted { try emit(r) }
             return
@@ -177,8 +178,9 @@ final class SpillStore<R: SpillRecord> {
             }
             return
         }
-        let sorted = table.values.sorted(by: R.precedes)
+        var sorted = Array(table.values)
         table = [:]
+        sorted.sort(by: R.precedes)
         let run = try SpillAppender(path: nextWorkName(), bufferBytes: 256 << 10)
         var w = SpillWriter()
         for r in sorted {

@@ -4,6 +4,14 @@ struct SubscriptionKey: Hashable, Sendable {
     var environment: UInt8
     var bundleID: [UInt8]
     var originalTransactionID: [UInt8]
+
+    /// Hashes the byte strings as blocks (the synthesized hash feeds the hasher one byte at a time).
+    func hash(into h: inout Hasher) {
+        h.combine(environment)
+        bundleID.withUnsafeBytes { h.combine(bytes: $0) }
+        h.combine(bundleID.count)
+        originalTransactionID.withUnsafeBytes { h.combine(bytes: $0) }
+    }
 }
 
 /// A period's place in "first" and "latest": (purchase_date, transaction_id), a null date first.
