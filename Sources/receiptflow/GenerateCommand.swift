@@ -4,6 +4,8 @@ import ReceiptSynth
 let generateUsage = """
     usage: receiptflow generate --count N --out FILE [--seed S] [--digest sha1|sha256|mixed] [--bad-fraction F]
                                 [--ca-dir DIR] [--truth FILE] [--quiet]
+           receiptflow generate --customers N --out FILE [--years Y] [--seed S] [--as-of DATE]
+                                [--expected-source PATH] [--ca-dir DIR] [--quiet]
 
     Writes N synthetic receipts signed by a test CA as NDJSON (`{"id":...,"receipt-data":"<base64>"}` per line),
     zstd-compressed when FILE ends in .zst, plus a ground-truth file beside it (FILE.truth.ndjson, see
@@ -16,6 +18,14 @@ let generateUsage = """
                           (default ~/.cache/receiptflow/test-ca). Pass DIR/root.pem to --trust-anchor.
       --truth FILE        where to write the ground truth (default: beside the output)
       --quiet             no progress or summary on standard error
+
+    With --customers, simulates N customers of the test apps over Y years (default 3) and writes the receipts
+    each one sent, roughly in date order, plus the tables an export of FILE must produce: FILE.purchases.csv,
+    FILE.subscriptions.csv and FILE.history.json (the as-of time and counts), FILE without .ndjson/.zst.
+
+      --as-of DATE        the time for the subscriptions' state, RFC 3339 (default: the data horizon)
+      --expected-source P the `source` column of the expected purchases: FILE as the export will be given it
+                          (default: FILE as given to --out)
     """
 
 /// `receiptflow generate`: synthetic receipts for tests, demos and benchmarks.
@@ -23,12 +33,16 @@ func runGenerate(_ args: [String]) -> Int32 {
     do {
         let a = try Arguments(
             args, flags: ["--quiet", "--help", "-h"],
-            valued: ["--count", "--out", "--seed", "--digest", "--bad-fraction", "--ca-dir", "--truth"])
+            valued: [
+                "--count", "--out", "--seed", "--digest", "--bad-fraction", "--ca-dir", "--truth", "--customers",
+                "--years", "--as-of", "--expected-source",
+            ])
         if a.has("--help") || a.has("-h") {
             print(generateUsage)
             return 0
         }
         guard a.positionals.isEmpty else { throw UsageError(message: "unexpected argument '\(a.positionals[0])'") }
+        if a.value("--customers") != nil { return try runCustomers(a) }
         guard let count = try a.int("--count"), count >= 0 else {
             throw UsageError(message: "--count N is required (a whole number of receipts, 0 or more)")
         }
