@@ -13,6 +13,9 @@ let historyUsage = """
     4 MiB history budget, so that every occurrence goes through the spill (one partitioning level, as a large
     run at the default budget). Reports the CPU-time ratio on/off,
     peak RSS at both sizes and spill bytes per receipt. --check reads the "history" section of a thresholds file.
+    The corpus that shows the history's real work is a customer-history one, where receipts repeat their
+    account's purchases: make it with `receiptflow generate --customers N --out DIR/customers.ndjson.zst
+    --ca-dir DIR/test-ca` (DIR as --out) and pass it with --corpus.
     """
 
 /// One end-to-end run with or without history.
