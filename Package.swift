@@ -29,7 +29,8 @@ let package = Package(
         .target(name: "ReceiptVerify", dependencies: ["ReceiptModel", "ReceiptDER", "COpenSSL", "CSIMD"]),
         .target(name: "ReceiptIO", dependencies: ["ReceiptModel", "CZstd", "CSIMD"]),
         .target(name: "ReceiptSink", dependencies: ["ReceiptModel", "ReceiptDER", "CZstd"], swiftSettings: hotPath),
-        .target(name: "ReceiptPipeline", dependencies: ["ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink"]),
+        .target(name: "ReceiptHistory", dependencies: ["ReceiptModel", "ReceiptSink"]),
+        .target(name: "ReceiptPipeline", dependencies: ["ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptHistory"]),
         .target(name: "ReceiptSynth", dependencies: ["ReceiptModel", "COpenSSL", "CZstd"]),
         .executableTarget(
             name: "receiptflow",
@@ -39,7 +40,7 @@ let package = Package(
             name: "ReceiptflowBench",
             dependencies: [
                 "ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline", "ReceiptSynth",
-                "CMallocCount", "COpenSSL", "CZstd",
+                "ReceiptHistory", "CMallocCount", "COpenSSL", "CZstd",
             ],
             path: "Benchmarks/ReceiptflowBench"
         ),
@@ -58,6 +59,7 @@ let package = Package(
             // The hardening tests also build hostile receipts (ReceiptSynth) and drive the parsers directly.
             dependencies: ["ReceiptTestSupport", "receiptflow", "ReceiptSynth", "ReceiptDER", "ReceiptIO", "ReceiptModel"]
         ),
+        .testTarget(name: "ReceiptHistoryTests", dependencies: ["ReceiptHistory", "ReceiptModel", "ReceiptSink"]),
         .testTarget(name: "ReceiptSynthTests", dependencies: ["ReceiptTestSupport", "ReceiptSynth", "ReceiptDER", "ReceiptModel"]),
     ]
 )

@@ -26,3 +26,17 @@ echo
 echo "== $out/summary.json"
 cat "$out/summary.json"
 echo
+# The purchase history: each purchase once, each subscription with its state (docs/history.md).
+for table in purchases subscriptions; do
+    file="$out/$table.$format"
+    [ -f "$file" ] || continue
+    echo "== $file ($(grep -o "\"$table\" : [0-9]*" "$out/summary.json" | grep -o '[0-9]*$') rows; the first 3)"
+    if [ "$format" = parquet ]; then
+        python3 -c 'import sys, pyarrow.parquet as pq
+for row in pq.read_table(sys.argv[1]).slice(0, 3).to_pylist(): print(row)' "$file" 2>/dev/null \
+            || echo "(install pyarrow to print Parquet rows)"
+    else
+        head -n 4 "$file"
+    fi
+    echo
+done

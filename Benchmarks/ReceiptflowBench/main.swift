@@ -4,7 +4,7 @@ import ReceiptSink
 
 // receiptflow-bench [MODE]: `run` (the default: stages, end to end and the RSA ceiling over a generated corpus,
 // see RunCommand.swift), `parse` (DER parse stage on the real fixtures), `verify` (warm-cache verify vs raw RSA),
-// `sinks` (writer cost per row).
+// `sinks` (writer cost per row), `history` (the purchase history's cost, memory and spill; HistoryBench.swift).
 let first = CommandLine.arguments.dropFirst().first
 let mode = first.map { $0.hasPrefix("-") ? "run" : $0 } ?? "run"
 
@@ -20,6 +20,8 @@ switch mode {
 case "run":
     let args = Array(CommandLine.arguments.dropFirst(first == "run" ? 2 : 1))
     exit(runBenchmark(args))
+case "history":
+    exit(runHistoryBenchmark(Array(CommandLine.arguments.dropFirst(2))))
 case "parse":
     let corpus = loadFixtureCorpus()
     guard !corpus.isEmpty else {

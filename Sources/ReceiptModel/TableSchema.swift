@@ -105,6 +105,81 @@ public struct TableSchema: Sendable, Equatable {
         ])
 }
 
+extension TableSchema {
+    /// `purchases`: one row per (environment, bundle_id, transaction_id) over every contributing receipt
+    /// (docs/history.md).
+    public static let purchases = TableSchema(
+        name: "purchases",
+        [
+            ("environment", .string, false),
+            ("bundle_id", .string, false),
+            ("transaction_id", .string, false),
+            ("original_transaction_id", .string, true),
+            ("product_id", .string, false),
+            ("quantity", .int32, true),
+            ("purchase_date", .timestampMillis, true),
+            ("original_purchase_date", .timestampMillis, true),
+            ("expires_date", .timestampMillis, true),
+            ("web_order_line_item_id", .int64, true),
+            ("is_trial_period", .bool, true),
+            ("is_in_intro_offer_period", .bool, true),
+            ("promotional_offer_id", .string, true),
+            ("product_type", .int32, true),
+            ("cancellation_date", .timestampMillis, true),
+            ("cancellation_reason", .int32, true),
+            ("first_seen", .timestampMillis, true),
+            ("last_seen", .timestampMillis, true),
+            ("occurrences", .int64, false),
+            ("source", .string, false),
+            ("line", .int64, false),
+        ])
+
+    /// `subscriptions`: one row per (environment, bundle_id, original_transaction_id) of auto-renewable periods
+    /// (docs/history.md).
+    public static let subscriptions = TableSchema(
+        name: "subscriptions",
+        [
+            ("environment", .string, false),
+            ("bundle_id", .string, false),
+            ("original_transaction_id", .string, false),
+            ("first_product_id", .string, false),
+            ("latest_product_id", .string, false),
+            ("first_purchase_date", .timestampMillis, true),
+            ("latest_purchase_date", .timestampMillis, true),
+            ("latest_expires_date", .timestampMillis, true),
+            ("periods", .int64, false),
+            ("trial_periods", .int64, false),
+            ("intro_periods", .int64, false),
+            ("cancelled_periods", .int64, false),
+            ("observed_through", .timestampMillis, true),
+            ("state", .string, false),
+        ])
+}
+
+/// Column slots of the `purchases` table.
+public enum PurchasesColumns {
+    // strings
+    public static let environment = 0, bundleID = 1, transactionID = 2, originalTransactionID = 3, productID = 4,
+        promotionalOfferID = 5, source = 6
+    // int64s (timestamps included)
+    public static let purchaseDate = 0, originalPurchaseDate = 1, expiresDate = 2, webOrderLineItemID = 3,
+        cancellationDate = 4, firstSeen = 5, lastSeen = 6, occurrences = 7, line = 8
+    // int32s
+    public static let quantity = 0, productType = 1, cancellationReason = 2
+    // bools
+    public static let isTrialPeriod = 0, isInIntroOfferPeriod = 1
+}
+
+/// Column slots of the `subscriptions` table.
+public enum SubscriptionsColumns {
+    // strings
+    public static let environment = 0, bundleID = 1, originalTransactionID = 2, firstProductID = 3,
+        latestProductID = 4, state = 5
+    // int64s (timestamps included)
+    public static let firstPurchaseDate = 0, latestPurchaseDate = 1, latestExpiresDate = 2, periods = 3,
+        trialPeriods = 4, introPeriods = 5, cancelledPeriods = 6, observedThrough = 7
+}
+
 /// Column slots of the `receipts` table, for writers that fill it by name without lookups.
 public enum ReceiptsColumns {
     // strings

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ReceiptHistory
 import ReceiptIO
 import ReceiptModel
 import ReceiptSink
@@ -34,6 +35,8 @@ public final class ExportPipeline: @unchecked Sendable {
     public let config: PipelineConfig
     private let sink: BatchSink
     private let checkpoint: BatchCheckpoint?
+    private let history: HistoryCollector?
+    private let finishHistory: (() throws(HistoryError) -> Void)?
     private let cache: ChainCache?
     private let cancelled = Atomic<Bool>(false)
     private let failure = Mutex<String?>(nil)
@@ -44,12 +47,20 @@ public final class ExportPipeline: @unchecked Sendable {
     /// - Parameters:
     ///   - cache: the shared chain cache; required unless `config.verify` is false.
     ///   - checkpoint: told where each written batch ends in the input (a resumable run's output).
-    public init(config: PipelineConfig, sink: BatchSink, cache: ChainCache?, checkpoint: BatchCheckpoint? = nil) {
+    ///   - history: given every written batch (before the checkpoint, so a committed part holds its occurrences).
+    ///   - finishHistory: run when the input is done, before the sink finishes (writes the history tables); a
+    ///     resumable run finishes its history when it commits the last part instead.
+    public init(
+        config: PipelineConfig, sink: BatchSink, cache: ChainCache?, checkpoint: BatchCheckpoint? = nil,
+        history: HistoryCollector? = nil, finishHistory: (() throws(HistoryError) -> Void)? = nil
+    ) {
         precondition(config.threads >= 1)
         precondition(!config.verify || cache != nil, "verification needs a chain cache")
         self.config = config
         self.sink = sink
         self.checkpoint = checkpoint
+        self.history = history
+        self.finishHistory = finishHistory
         self.cache = cache
     }
 
@@ -112,6 +123,13 @@ public final class ExportPipeline: @unchecked Sendable {
             if cancelled.load(ordering: .relaxed) { break }
             do throws(SinkError) {
                 try sink.write(batch)
+                if let history {
+                    do throws(HistoryError) {
+                        try history.add(batch, input: end.source)
+                    } catch {
+                        throw SinkError(error.message)
+                    }
+                }
                 try checkpoint?.batchWritten(counts, end: end)
             } catch {
                 fail(error.message)
@@ -137,6 +155,14 @@ public final class ExportPipeline: @unchecked Sendable {
             return .cancelled(result())
         }
         workers.wait()
+        if let finishHistory {
+            do throws(HistoryError) {
+                try finishHistory()
+            } catch {
+                sink.abort()
+                return .failed(error.message, result())
+            }
+        }
         do throws(SinkError) {
             try sink.finish()
         } catch {

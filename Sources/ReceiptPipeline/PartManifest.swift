@@ -102,11 +102,15 @@ public struct PartEntry: Codable, Sendable, Equatable {
     public var records: Int
     public var transactions: Int
     public var counts: StoredCounts
+    /// The part's history spill folder, relative to the output directory (`.receiptflow-history/part-00000`);
+    /// nil in a run without history.
+    public var history: String? = nil
 
     public init(
         index: Int, files: [String], start: InputPosition, end: InputPosition, firstRecord: Int, records: Int,
-        transactions: Int, counts: StoredCounts
+        transactions: Int, counts: StoredCounts, history: String? = nil
     ) {
+        self.history = history
         self.index = index
         self.files = files
         self.start = start
@@ -118,7 +122,7 @@ public struct PartEntry: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case index, files, start, end, records, transactions, counts
+        case index, files, start, end, records, transactions, counts, history
         case firstRecord = "first_record"
     }
 }
@@ -143,6 +147,8 @@ public struct PartManifest: Codable, Sendable, Equatable {
     public var elapsedSeconds: Double = 0
     public var chainCacheHits = 0
     public var chainCacheMisses = 0
+    /// What the history stage wrote when the run completed (nil without history).
+    public var history: HistorySummary? = nil
 
     public init(identity: RunIdentity, partRecords: Int) {
         self.identity = identity
@@ -160,7 +166,7 @@ public struct PartManifest: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case identity, parts, resume, complete, attempts
+        case identity, parts, resume, complete, attempts, history
         case manifestVersion = "manifest_version"
         case partRecords = "part_records"
         case elapsedSeconds = "elapsed_seconds"
@@ -211,6 +217,28 @@ public struct PartManifest: Codable, Sendable, Equatable {
             throw SinkError(error.message)
         }
         try replaceFileDurably(directory: directory, name: Self.fileName, bytes: bytes)
+    }
+}
+
+/// The history tables of a run, for `summary.json`.
+public struct HistorySummary: Codable, Sendable, Equatable {
+    /// The as-of time of `state`, epoch milliseconds (nil when no receipt contributed).
+    public var asOf: Int64?
+    public var purchases: Int64
+    public var subscriptions: Int64
+    public var spilledBytes: Int64
+
+    public init(asOf: Int64?, purchases: Int64, subscriptions: Int64, spilledBytes: Int64) {
+        self.asOf = asOf
+        self.purchases = purchases
+        self.subscriptions = subscriptions
+        self.spilledBytes = spilledBytes
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case purchases, subscriptions
+        case asOf = "as_of_ms"
+        case spilledBytes = "spilled_bytes"
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptHistory
 import ReceiptModel
 import ReceiptSink
 import ReceiptVerify
@@ -28,6 +29,10 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
     private let earlierHits: Int
     private let earlierMisses: Int
     private let resumedFrom: ResumePoint
+    /// The history stage, whose spill is sealed with each committed part.
+    public var history: HistoryCollector? = nil
+    /// Writes the history tables once the last part is committed, before the manifest is marked complete.
+    public var finishHistory: (() throws(HistoryError) -> HistorySummary)? = nil
     /// Held open until the run finishes or aborts: an exclusive lock a second run into the folder cannot take.
     private var lock: Int32
 
@@ -145,9 +150,17 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
     /// schema) and marks the manifest complete.
     public func finish() throws(SinkError) {
         if writer.hasOpenPart || manifest.parts.isEmpty { try commitPart() }
+        if let finishHistory {
+            do throws(HistoryError) {
+                manifest.history = try finishHistory()
+            } catch {
+                throw SinkError(error.message)
+            }
+        }
         manifest.complete = true
         stamp()
         try manifest.write(to: directory)
+        history?.removeSpill()
         unlock()
     }
 
@@ -177,12 +190,20 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
 
     private func commitPart() throws(SinkError) {
         let index = try writer.commitPart()
+        var spill: String? = nil
+        if let history {
+            do throws(HistoryError) {
+                spill = try history.sealPart(index)
+            } catch {
+                throw SinkError(error.message)
+            }
+        }
         let format = writer.format
         manifest.parts.append(
             PartEntry(
                 index: index, files: PartWriter.relativePaths(index, format), start: partStart, end: position,
                 firstRecord: manifest.records, records: partCounts.records, transactions: partCounts.transactions,
-                counts: StoredCounts(partCounts)))
+                counts: StoredCounts(partCounts), history: spill))
         manifest.resume = ResumePoint(
             position: position, sourceBytes: position.source == bytesSource ? runBytes : resumeBytes(position))
         stamp()

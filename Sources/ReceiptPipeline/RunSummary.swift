@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptModel
+import ReceiptSink
 
 /// `summary.json`: counts by status and error code, rows written, bytes and records read, time, rate and the
 /// chain cache's hits and misses. Written atomically (temporary name, then rename).
@@ -12,6 +13,8 @@ public struct RunSummary: Sendable {
     public var toolVersion = ReceiptflowVersion.string
     /// A run written in parts: its part count, part size and attempts (1 + the number of resumes).
     public var parts: (count: Int, partRecords: Int, attempts: Int)? = nil
+    /// The history tables, when written: `as_of` and their row and spill counts.
+    public var history: HistorySummary? = nil
 
     public init(result: RunResult, inputs: [String], format: String, verify: Bool, threads: Int) {
         self.result = result
@@ -52,6 +55,19 @@ public struct RunSummary: Sendable {
             "receipts_per_second": receiptsPerSecond.rounded(),
             "chain_cache": ["hits": result.chainCacheHits, "misses": result.chainCacheMisses],
         ]
+        if let history {
+            var asOf: Any = NSNull()
+            if let a = history.asOf {
+                var text: [UInt8] = []
+                CivilTime.appendISO8601(epochMillis: a, into: &text)
+                asOf = String(decoding: text, as: UTF8.self)
+            }
+            object["as_of"] = asOf
+            object["history"] = [
+                "purchases": history.purchases, "subscriptions": history.subscriptions,
+                "spilled_bytes": history.spilledBytes,
+            ]
+        }
         if let parts {
             object["parts"] = ["count": parts.count, "part_records": parts.partRecords, "attempts": parts.attempts]
         }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ReceiptHistory
 import ReceiptIO
 import ReceiptModel
 import ReceiptPipeline
@@ -32,6 +33,14 @@ let exportUsage = """
       --threads N                    worker threads (default: all cores)
       --max-record-size BYTES        longest input line accepted (default 1048576)
       --progress / --quiet           progress on standard error (default: when it is a terminal)
+
+    purchase history (docs/history.md):
+      --as-of DATE                   the time subscription states are given at, RFC 3339 (2024-05-01T00:00:00Z)
+                                     or a date (midnight UTC); default: the newest contributing receipt's
+                                     creation date. Written into summary.json as as_of
+      --no-history                   write only the per-receipt tables, not purchases.<ext> and
+                                     subscriptions.<ext> (the history merges every receipt and spills to a
+                                     hidden folder inside DIR while it runs)
 
     resumable runs:
       --part-records N               write each table as a folder of parts (receipts/part-00000.<ext>, ...),
@@ -96,11 +105,24 @@ func runExport(_ argv: [String]) -> Int32 {
         return 1
     }
 
-    let pipeline = ExportPipeline(config: config, sink: sink, cache: cache)
-    switch runInterruptibly(pipeline, showProgress: setup.showProgress) {
+    let history = setup.history ? HistoryCollector(directory: setup.out, inputs: config.inputs, resumable: false) : nil
+    let written = HistoryOutcome()
+    var finish: (() throws(HistoryError) -> Void)? = nil
+    if let history {
+        finish = { () throws(HistoryError) -> Void in written.summary = try finishHistory(history, setup, metadata) }
+    }
+    let pipeline = ExportPipeline(
+        config: config, sink: sink, cache: cache, history: history, finishHistory: finish)
+    let outcome = runInterruptibly(pipeline, showProgress: setup.showProgress)
+    history?.removeSpill()
+    if case .completed = outcome {
+    } else if written.summary != nil {
+        history?.removeTables(format: setup.format)
+    }
+    switch outcome {
     case .completed(let result):
         guard setup.out != "-" else { return 0 }
-        return writeRunSummary(result, setup, config)
+        return writeRunSummary(result, setup, config, history: written.summary)
     case .failed(let message, _):
         printError("receiptflow export: \(message)")
         printError("receiptflow export: the run did not complete; no output files were kept.")
@@ -138,15 +160,19 @@ struct ExportSetup {
     var partRecords: Int? = nil
     /// `--resume`: continue the parts run in `out`.
     var resume = false
+    /// Write `purchases` and `subscriptions` (not with `--no-history` or `--out -`).
+    var history = true
+    /// `--as-of`, epoch milliseconds.
+    var asOf: Int64? = nil
     /// Output as folders of parts with a manifest (`--part-records` or `--resume`).
     var inParts: Bool { partRecords != nil || resume }
 
     init(_ argv: [String]) throws(UsageError) {
         let args = try Arguments(
-            argv, flags: ["--no-verify", "--progress", "--quiet", "--resume", "--require-device-match"],
+            argv, flags: ["--no-verify", "--progress", "--quiet", "--resume", "--require-device-match", "--no-history"],
             valued: [
                 "--out", "--format", "--trust-anchor", "--field", "--id-field", "--environment", "--bundle-id",
-                "--threads", "--max-record-size", "--part-records", "--app-version", "--device-id-field",
+                "--threads", "--max-record-size", "--part-records", "--app-version", "--device-id-field", "--as-of",
             ])
         guard let out = args.value("--out"), !out.isEmpty else {
             throw UsageError(message: "--out DIR is required: the directory to write the tables and summary.json to")
@@ -212,6 +238,19 @@ struct ExportSetup {
             partRecords = n
         }
         resume = args.has("--resume")
+        history = !args.has("--no-history") && out != "-"
+        if let a = args.value("--as-of") {
+            guard let ms = AsOfDate.parse(a) else {
+                throw UsageError(
+                    message: "--as-of takes an RFC 3339 time such as 2024-05-01T00:00:00Z (or a date, 2024-05-01), "
+                        + "got '\(a)'")
+            }
+            guard history else {
+                throw UsageError(
+                    message: "--as-of sets the time of the subscriptions table, which this run does not write")
+            }
+            asOf = ms
+        }
         if inParts && out == "-" {
             throw UsageError(message: "--part-records and --resume write folders of parts; give a directory to --out")
         }
@@ -226,12 +265,13 @@ struct ExportSetup {
 /// Writes `summary.json` for a completed run (with its parts, for a parts run); the exit status.
 func writeRunSummary(
     _ result: RunResult, _ setup: ExportSetup, _ config: PipelineConfig,
-    parts: (count: Int, partRecords: Int, attempts: Int)? = nil
+    parts: (count: Int, partRecords: Int, attempts: Int)? = nil, history: HistorySummary? = nil
 ) -> Int32 {
     var summary = RunSummary(
         result: result, inputs: config.inputs, format: setup.format.rawValue, verify: config.verify,
         threads: config.threads)
     summary.parts = parts
+    summary.history = history
     do throws(SummaryError) {
         try summary.write(to: setup.out)
     } catch {
@@ -239,4 +279,18 @@ func writeRunSummary(
         return 1
     }
     return 0
+}
+
+/// What the history stage of a run wrote, set on the writer thread and read after the run.
+final class HistoryOutcome: @unchecked Sendable {
+    var summary: HistorySummary? = nil
+}
+
+/// Writes the history tables of `collector` into the output directory (the end of the history stage).
+func finishHistory(_ collector: HistoryCollector, _ setup: ExportSetup, _ metadata: RunMetadata)
+    throws(HistoryError) -> HistorySummary
+{
+    let r = try collector.finish(asOf: setup.asOf, format: setup.format, metadata: metadata)
+    return HistorySummary(
+        asOf: r.asOf, purchases: r.purchases, subscriptions: r.subscriptions, spilledBytes: r.spilledBytes)
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptHistory
 import ReceiptIO
 import ReceiptModel
 import ReceiptPipeline
@@ -101,7 +102,33 @@ func runInParts(_ setup: ExportSetup, _ baseConfig: PipelineConfig, cache: Chain
                 + "(\(config.inputs[min(after.source, config.inputs.count - 1)]) line \(after.line))")
     }
 
-    let pipeline = ExportPipeline(config: config, sink: output, cache: cache, checkpoint: output)
+    // The history spill of each committed part is kept with it (listed in the manifest); a resumed run merges
+    // them with its own when the last part is committed.
+    var history: HistoryCollector? = nil
+    if setup.history {
+        let collector = HistoryCollector(directory: out, inputs: config.inputs, resumable: true)
+        collector.removeUncommitted(keeping: Set(manifest.parts.compactMap(\.history)))
+        for part in manifest.parts {
+            guard let folder = part.history else {
+                say(
+                    "part \(part.index) in \(out) was committed without the purchase history (the run began with "
+                        + "--no-history): resume with --no-history, or remove \(out) and export again")
+                return 2
+            }
+            do throws(HistoryError) {
+                try collector.adoptPart(folder)
+            } catch {
+                say(error.message)
+                return 1
+            }
+        }
+        output.history = collector
+        output.finishHistory = { () throws(HistoryError) -> HistorySummary in
+            try finishHistory(collector, setup, metadata)
+        }
+        history = collector
+    }
+    let pipeline = ExportPipeline(config: config, sink: output, cache: cache, checkpoint: output, history: history)
     switch runInterruptibly(pipeline, showProgress: setup.showProgress) {
     case .completed:
         return writeSummary(setup, config, output.manifest)
@@ -133,5 +160,6 @@ private func writeSummary(_ setup: ExportSetup, _ config: PipelineConfig, _ mani
     result.chainCacheHits = manifest.chainCacheHits
     result.chainCacheMisses = manifest.chainCacheMisses
     return writeRunSummary(
-        result, setup, config, parts: (manifest.parts.count, manifest.partRecords, manifest.attempts))
+        result, setup, config, parts: (manifest.parts.count, manifest.partRecords, manifest.attempts),
+        history: manifest.history)
 }

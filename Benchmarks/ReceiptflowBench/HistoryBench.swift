@@ -1,0 +1,187 @@
+import Foundation
+import ReceiptHistory
+import ReceiptPipeline
+import ReceiptSink
+import ReceiptVerify
+
+let historyUsage = """
+    usage: receiptflow-bench history [--count N] [--seed S] [--corpus FILE] [--out DIR] [--threads N]
+                                     [--repeat R] [--copies N] [--json FILE] [--check FILE]
+
+    End to end (zstd NDJSON in, Parquet out, verification on) with the purchase history on and off, in
+    alternating pairs, over the corpus read once and --copies times (default 10); then once more with a
+    4 MiB history budget, so that every occurrence goes through the spill (one partitioning level, as a large
+    run at the default budget). Reports the CPU-time ratio on/off,
+    peak RSS at both sizes and spill bytes per receipt. --check reads the "history" section of a thresholds file.
+    The corpus that shows the history's real work is a customer-history one, where receipts repeat their
+    account's purchases: make it with `receiptflow generate --customers N --out DIR/customers.ndjson.zst
+    --ca-dir DIR/test-ca` (DIR as --out) and pass it with --corpus.
+    """
+
+/// One end-to-end run with or without history.
+struct HistoryRun {
+    var records: Int
+    var wallSeconds: Double
+    var cpuSeconds: Double
+    var peakRSSMB: Double
+    var spilledBytes: Int64
+    var purchases: Int64
+    /// CPU time of the history's final merge and table writing (on the writer thread).
+    var finishCPUSeconds: Double
+}
+
+func runHistoryEndToEnd(
+    _ corpus: Corpus, threads: Int, outDir: String, copies: Int, history: Bool, budget: Int? = nil
+) throws -> HistoryRun {
+    let anchors = try TrustAnchors(certificates: [(source: "bench-test-root", bytes: corpus.rootDER)])
+    let cache = ChainCache(anchors: anchors)
+    var config = PipelineConfig()
+    config.inputs = Array(repeating: corpus.path, count: copies)
+    config.threads = threads
+    try? FileManager.default.removeItem(atPath: outDir)
+    let sink = try makeSink(format: .parquet, directory: outDir, metadata: RunMetadata())
+    let collector =
+        history
+        ? HistoryCollector(directory: outDir, inputs: config.inputs, resumable: false, memoryBudget: budget) : nil
+    final class Box: @unchecked Sendable {
+        var result: HistoryResult? = nil
+        var finishCPU = 0.0
+    }
+    let box = Box()
+    var finish: (() throws(HistoryError) -> Void)? = nil
+    if let collector {
+        finish = { () throws(HistoryError) -> Void in
+            let c = Measure.threadCPU()
+            box.result = try collector.finish(asOf: nil, format: .parquet, metadata: RunMetadata())
+            box.finishCPU = Measure.threadCPU() - c
+        }
+    }
+    let pipeline = ExportPipeline(config: config, sink: sink, cache: cache, history: collector, finishHistory: finish)
+    Measure.resetPeakRSS()
+    let c0 = Measure.processCPU()
+    let t0 = Measure.wall()
+    let outcome = pipeline.run()
+    let wall = Measure.wall() - t0
+    let cpu = Measure.processCPU() - c0
+    let peak = Measure.peakRSSMB()
+    collector?.removeSpill()
+    guard case .completed(let r) = outcome else { throw BenchError("the history run did not complete: \(outcome)") }
+    return HistoryRun(
+        records: r.counts.records, wallSeconds: wall, cpuSeconds: cpu, peakRSSMB: peak,
+        spilledBytes: box.result?.spilledBytes ?? 0, purchases: box.result?.purchases ?? 0,
+        finishCPUSeconds: box.finishCPU)
+}
+
+func runHistoryBenchmark(_ args: [String]) -> Int32 {
+    do {
+        var count = 50_000
+        var seed: UInt64 = 2
+        var corpusPath: String? = nil
+        var out = "bench-out"
+        var threads = ProcessInfo.processInfo.activeProcessorCount
+        var repeats = 2
+        var copies = 10
+        var json: String? = nil
+        var check: String? = nil
+        var i = 0
+        func value() throws -> String {
+            i += 1
+            guard i < args.count else { throw BenchError("\(args[i - 1]) needs a value\n\n\(historyUsage)") }
+            return args[i]
+        }
+        while i < args.count {
+            switch args[i] {
+            case "--count": count = try RunOptions.number(try value(), "--count")
+            case "--seed": seed = UInt64(try RunOptions.number(try value(), "--seed"))
+            case "--corpus": corpusPath = try value()
+            case "--out": out = try value()
+            case "--threads": threads = try RunOptions.number(try value(), "--threads")
+            case "--repeat": repeats = try RunOptions.number(try value(), "--repeat")
+            case "--copies": copies = try RunOptions.number(try value(), "--copies")
+            case "--json": json = try value()
+            case "--check": check = try value()
+            case "-h", "--help":
+                print(historyUsage)
+                return 0
+            default: throw BenchError("unknown option \(args[i])\n\n\(historyUsage)")
+            }
+            i += 1
+        }
+        let corpus = try Corpus.prepare(directory: out, count: count, seed: seed, badFraction: 0.05, path: corpusPath)
+        let dir = out + "/history-parquet"
+        var ratios: [Double] = []
+        var on1: [HistoryRun] = []
+        var off1: [HistoryRun] = []
+        for _ in 0..<repeats {
+            let off = try runHistoryEndToEnd(corpus, threads: threads, outDir: dir, copies: 1, history: false)
+            let on = try runHistoryEndToEnd(corpus, threads: threads, outDir: dir, copies: 1, history: true)
+            off1.append(off)
+            on1.append(on)
+            ratios.append(on.cpuSeconds / off.cpuSeconds)
+        }
+        let onN = try runHistoryEndToEnd(corpus, threads: threads, outDir: dir, copies: copies, history: true)
+        let spilled = try runHistoryEndToEnd(
+            corpus, threads: threads, outDir: dir, copies: 1, history: true, budget: 4 << 20)
+        try? FileManager.default.removeItem(atPath: dir)
+
+        let ratio = ratios.sorted()[ratios.count / 2]
+        let rss1 = on1.map(\.peakRSSMB).max() ?? 0
+        let records1 = Double(on1[0].records)
+        let report: [String: Any] = [
+            "threads": threads, "records_1x": on1[0].records, "records_nx": onN.records, "copies": copies,
+            "purchases_1x": on1[0].purchases,
+            "on_over_off_cpu": ratio,
+            "on_over_off_cpu_runs": ratios,
+            "cpu_seconds_off_1x": off1.map(\.cpuSeconds).min() ?? 0,
+            "cpu_seconds_on_1x": on1.map(\.cpuSeconds).min() ?? 0,
+            "finish_cpu_seconds_1x": on1.map(\.finishCPUSeconds).min() ?? 0,
+            "on_over_off_wall": (on1.map(\.wallSeconds).reduce(0, +)) / (off1.map(\.wallSeconds).reduce(0, +)),
+            "off_receipts_per_second": records1 / (off1.map(\.wallSeconds).min() ?? 1),
+            "on_receipts_per_second": records1 / (on1.map(\.wallSeconds).min() ?? 1),
+            "peak_rss_mb_off_1x": off1.map(\.peakRSSMB).max() ?? 0,
+            "peak_rss_mb_1x": rss1,
+            "peak_rss_mb_nx": onN.peakRSSMB,
+            "rss_nx_over_1x": onN.peakRSSMB / max(rss1, 1),
+            "spill_bytes_per_receipt_1x": Double(on1[0].spilledBytes) / records1,
+            "spill_bytes_per_receipt_nx": Double(onN.spilledBytes) / Double(onN.records),
+            "spill_bytes_per_receipt_all_spilled": Double(spilled.spilledBytes) / Double(spilled.records),
+        ]
+        for k in report.keys.sorted() { print("history: \(k) = \(report[k]!)") }
+        if let json {
+            let data = try JSONSerialization.data(
+                withJSONObject: ["history": report], options: [.prettyPrinted, .sortedKeys])
+            try data.write(to: URL(fileURLWithPath: json))
+        }
+        if let check {
+            let data = try Data(contentsOf: URL(fileURLWithPath: check))
+            guard let t = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let h = t["history"] as? [String: Any]
+            else { throw BenchError("\(check) has no \"history\" section") }
+            var failures = 0
+            for (bound, isMin) in [("min", true), ("max", false)] {
+                for (key, limit) in (h[bound] as? [String: Any] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                    guard let limit = (limit as? NSNumber)?.doubleValue else { continue }
+                    guard let v = (report[key] as? NSNumber)?.doubleValue ?? (report[key] as? Double) else {
+                        print("FAIL  \(key): not in the report")
+                        failures += 1
+                        continue
+                    }
+                    let ok = isMin ? v >= limit : v <= limit
+                    print(
+                        (ok ? "ok    " : "FAIL  ")
+                            + String(format: "%@ = %.4f (%@ %.4f)", key, v, isMin ? ">=" : "<=", limit))
+                    if !ok { failures += 1 }
+                }
+            }
+            if failures > 0 {
+                print("receiptflow-bench history: \(failures) regression(s) against \(check)")
+                return 1
+            }
+            print("receiptflow-bench history: no regression against \(check)")
+        }
+        return 0
+    } catch {
+        FileHandle.standardError.write(Data("receiptflow-bench history: \(error)\n".utf8))
+        return 1
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import ReceiptModel
+import ReceiptSink
+
+/// What the history stage wrote.
+public struct HistoryResult: Sendable {
+    /// The as-of time used for `state` (epoch ms); nil when no receipt contributed and none was given.
+    public var asOf: Int64?
+    public var purchases: Int64 = 0
+    public var subscriptions: Int64 = 0
+    /// Bytes written to spill files over the run (0 when everything fit in memory).
+    public var spilledBytes: Int64 = 0
+}
+
+/// The history stage: collects one occurrence per in-app entry of every contributing receipt of the written
+/// batches, in bounded memory (spilling to a hidden folder inside the output directory), and at the end writes
+/// `purchases.<ext>` and `subscriptions.<ext>` as docs/history.md defines them.
+///
+/// Used from one thread (the writer stage). The rows depend only on the inputs and their positions: merges are
+/// order-independent and the tables are written in a fixed row order and fixed chunks.
+public final class HistoryCollector {
+    /// The spill folder of a resumable run, inside the output directory; its `part-NNNNN` folders are committed
+    /// with the parts.
+    public static let resumableFolder = ".receiptflow-history"
+    /// Default memory for merging occurrences (the subscriptions merge takes a quarter more).
+    public static let defaultMemoryBudget = 192 << 20
+    /// Environment variable overriding the memory budget in bytes; for tests that must exercise the spill.
+    public static let memoryVariable = "RECEIPTFLOW_HISTORY_MEMORY"
+
+    public let directory: String
+    public let inputs: [String]
+    /// The spill root (removed by `removeSpill`).
+    public let spillRoot: String
+    private let budget: Int
+    private let resumable: Bool
+    private var extractor = OccurrenceExtractor()
+    private var horizon: Int64? { extractor.horizon }
+    private let purchases: SpillStore<PurchaseRecord>
+
+    /// - Parameters:
+    ///   - directory: the output directory (the spill goes inside it).
+    ///   - inputs: the inputs as named on the command line (the `source` column).
+    ///   - resumable: a parts run: the spill lives in `resumableFolder` and is sealed per part.
+    public init(directory: String, inputs: [String], resumable: Bool, memoryBudget: Int? = nil) {
+        self.directory = directory
+        self.inputs = inputs
+        self.resumable = resumable
+        budget = memoryBudget ?? Self.budgetFromEnvironment ?? Self.defaultMemoryBudget
+        let pid = getpid()
+        spillRoot = Self.join(directory, resumable ? Self.resumableFolder : ".receiptflow-history-\(pid)")
+        purchases = SpillStore(
+            segment: Self.join(spillRoot, ".segment-\(pid)"), workDirectory: Self.join(spillRoot, ".work-\(pid)"),
+            budget: budget)
+    }
+
+    static var budgetFromEnvironment: Int? {
+        ProcessInfo.processInfo.environment[memoryVariable].flatMap { Int($0) }
+    }
+
+    static func join(_ d: String, _ n: String) -> String { d.hasSuffix("/") ? d + n : d + "/" + n }
+
+    /// Adds the occurrences of one written batch; `input` is the command-line index of the batch's input.
+    public func add(_ batch: ColumnBatch, input: Int) throws(HistoryError) {
+        let store = purchases
+        try extractor.extract(batch, input: input) { r throws(HistoryError) in try store.add(r) }
+    }
+
+    // MARK: - Resumable runs
+
+    /// The relative path of part `index`'s spill folder.
+    public static func partFolder(_ index: Int) -> String {
+        let digits = String(index)
+        return resumableFolder + "/part-" + String(repeating: "0", count: max(0, 5 - digits.count)) + digits
+    }
+
+    /// Seals the occurrences collected since the last part into part `index`'s folder (synced, renamed into
+    /// place) before the part is listed in the manifest. Returns the folder relative to the output directory.
+    public func sealPart(_ index: Int) throws(HistoryError) -> String {
+        let relative = Self.partFolder(index)
+        let final = Self.join(directory, relative)
+        try makeDirectory(spillRoot)
+        try writeHorizon(into: purchasesSegmentPath)
+        try purchases.seal(as: final, next: purchasesSegmentPath)
+        return relative
+    }
+
+    private var purchasesSegmentPath: String { Self.join(spillRoot, ".segment-\(getpid())") }
+
+    private func writeHorizon(into folder: String) throws(HistoryError) {
+        try makeDirectory(folder)
+        let text = horizon.map(String.init) ?? "none"
+        guard FileManager.default.createFile(atPath: Self.join(folder, "horizon"), contents: Data(text.utf8)) else {
+            throw HistoryError.system("cannot write", Self.join(folder, "horizon"))
+        }
+    }
+
+    /// Takes in the spill of a part committed by an earlier attempt (`relative` as `sealPart` returned it).
+    public func adoptPart(_ relative: String) throws(HistoryError) {
+        let folder = Self.join(directory, relative)
+        guard let data = FileManager.default.contents(atPath: Self.join(folder, "horizon")),
+            let text = String(data: data, encoding: .utf8)
+        else {
+            throw HistoryError(
+                "\(folder) is listed in the manifest but its history spill is missing; remove the output directory "
+                    + "and export again")
+        }
+        if let h = Int64(text) { extractor.horizon = max(extractor.horizon ?? h, h) }
+        purchases.adopt(folder)
+    }
+
+    /// Removes spill folders no committed part lists (left by an attempt that stopped), keeping `committed`.
+    public func removeUncommitted(keeping committed: Set<String>) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: spillRoot)) ?? []
+        for name in names where !committed.contains(Self.resumableFolder + "/" + name) {
+            try? FileManager.default.removeItem(atPath: Self.join(spillRoot, name))
+        }
+    }
+
+    // MARK: - The end
+
+    /// Merges everything and writes both tables (temporary names, renamed at the end; on failure neither is
+    /// left). `asOf` defaults to the data horizon.
+    public func finish(
+        asOf: Int64?, format: OutputFormat, metadata: RunMetadata, options: SinkOptions = SinkOptions()
+    ) throws(HistoryError) -> HistoryResult {
+        var result = HistoryResult()
+        let a = asOf ?? horizon
+        result.asOf = a
+        let pid = getpid()
+        let subscriptions = SpillStore<SubscriptionRecord>(
+            segment: Self.join(spillRoot, ".subscriptions-\(pid)"),
+            workDirectory: Self.join(spillRoot, ".subscriptions-work-\(pid)"), budget: max(budget / 4, 1 << 20))
+        var purchaseRows: HistoryTableBuffer
+        var subscriptionRows: HistoryTableBuffer
+        do throws(SinkError) {
+            purchaseRows = HistoryTableBuffer(
+                schema: .purchases,
+                writer: try makeTableFileWriter(
+                    format: format, schema: .purchases, directory: directory, metadata: metadata, options: options))
+            do throws(SinkError) {
+                subscriptionRows = HistoryTableBuffer(
+                    schema: .subscriptions,
+                    writer: try makeTableFileWriter(
+                        format: format, schema: .subscriptions, directory: directory, metadata: metadata,
+                        options: options))
+            } catch {
+                purchaseRows.writer.abort()
+                throw error
+            }
+        } catch {
+            throw HistoryError(error.message)
+        }
+        do throws(HistoryError) {
+            let inputs = self.inputs
+            let stateTime = a ?? Int64.min
+            try purchases.reduce { p throws(HistoryError) in
+                try purchaseRows.append(p, inputs: inputs)
+                if p.expiresDate != nil { try subscriptions.add(SubscriptionRecord(period: p, asOf: stateTime)) }
+            }
+            try purchaseRows.flush()
+            try subscriptions.reduce { s throws(HistoryError) in try subscriptionRows.append(s) }
+            try subscriptionRows.flush()
+            result.purchases = purchaseRows.rows
+            result.subscriptions = subscriptionRows.rows
+            result.spilledBytes = purchases.spilledBytes + subscriptions.spilledBytes
+            do throws(SinkError) {
+                try subscriptionRows.writer.finish()
+            } catch {
+                throw HistoryError(error.message)
+            }
+            do throws(SinkError) {
+                try purchaseRows.writer.finish()
+            } catch {
+                unlink(subscriptionRows.writer.path)
+                throw HistoryError(error.message)
+            }
+        } catch {
+            purchaseRows.writer.abort()
+            subscriptionRows.writer.abort()
+            throw error
+        }
+        return result
+    }
+
+    /// Removes the spill folder (at the end of a run, and when a run fails or is interrupted; a resumable run
+    /// keeps it until its last part is committed and the tables are written).
+    public func removeSpill() {
+        try? FileManager.default.removeItem(atPath: spillRoot)
+    }
+
+    /// Removes the tables `finish` wrote (when a later step of the run fails).
+    public func removeTables(format: OutputFormat) {
+        for s in [TableSchema.purchases, .subscriptions] {
+            unlink(Self.join(directory, "\(s.name).\(format.fileExtension)"))
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import ReceiptModel
+import ReceiptSink
+
+/// Fills `purchases` and `subscriptions` rows into column tables of a fixed size and hands each full table to
+/// its file writer, so that the files depend only on the rows (never on how the rows were produced).
+struct HistoryTableBuffer {
+    static let chunkRows = 4096
+    var table: ColumnTable
+    let writer: TableFileWriter
+    private(set) var rows: Int64 = 0
+
+    init(schema: TableSchema, writer: TableFileWriter) {
+        table = ColumnTable(schema: schema)
+        self.writer = writer
+    }
+
+    mutating func rowAdded() throws(HistoryError) {
+        rows += 1
+        if table.rowCount >= Self.chunkRows { try flush() }
+    }
+
+    mutating func flush() throws(HistoryError) {
+        guard table.rowCount > 0 else { return }
+        do throws(SinkError) {
+            try writer.append(table)
+        } catch {
+            throw HistoryError(error.message)
+        }
+        table.removeAll()
+    }
+
+    mutating func append(_ p: PurchaseRecord, inputs: [String]) throws(HistoryError) {
+        typealias C = PurchasesColumns
+        let source = p.newest.input < inputs.count ? inputs[Int(p.newest.input)] : String(p.newest.input)
+        table.appendRow { w in
+            w.string(C.environment, HistoryEnvironment(rawValue: p.key.environment)?.name ?? "Production")
+            bytes(&w, C.bundleID, p.key.bundleID)
+            bytes(&w, C.transactionID, p.key.transactionID)
+            bytes(&w, C.originalTransactionID, p.originalTransactionID)
+            bytes(&w, C.productID, p.productID)
+            w.int32(C.quantity, p.quantity)
+            w.int64(C.purchaseDate, p.purchaseDate)
+            w.int64(C.originalPurchaseDate, p.originalPurchaseDate)
+            w.int64(C.expiresDate, p.expiresDate)
+            w.int64(C.webOrderLineItemID, p.webOrderLineItemID)
+            w.bool(C.isTrialPeriod, p.isTrialPeriod)
+            w.bool(C.isInIntroOfferPeriod, p.isInIntroOfferPeriod)
+            bytes(&w, C.promotionalOfferID, p.promotionalOfferID)
+            w.int32(C.productType, p.productType)
+            w.int64(C.cancellationDate, p.cancellationDate)
+            w.int32(C.cancellationReason, p.cancellationReason)
+            w.int64(C.firstSeen, p.firstSeen)
+            w.int64(C.lastSeen, p.lastSeen)
+            w.int64(C.occurrences, p.occurrences)
+            w.string(C.source, source)
+            w.int64(C.line, p.newest.line)
+        }
+        try rowAdded()
+    }
+
+    mutating func append(_ s: SubscriptionRecord) throws(HistoryError) {
+        typealias C = SubscriptionsColumns
+        table.appendRow { w in
+            w.string(C.environment, HistoryEnvironment(rawValue: s.key.environment)?.name ?? "Production")
+            bytes(&w, C.bundleID, s.key.bundleID)
+            bytes(&w, C.originalTransactionID, s.key.originalTransactionID)
+            bytes(&w, C.firstProductID, s.firstProductID)
+            bytes(&w, C.latestProductID, s.latestProductID)
+            w.int64(C.firstPurchaseDate, s.firstPurchaseDate)
+            w.int64(C.latestPurchaseDate, s.latestPurchaseDate)
+            w.int64(C.latestExpiresDate, s.latestExpiresDate)
+            w.int64(C.periods, s.periods)
+            w.int64(C.trialPeriods, s.trialPeriods)
+            w.int64(C.introPeriods, s.introPeriods)
+            w.int64(C.cancelledPeriods, s.cancelledPeriods)
+            w.int64(C.observedThrough, s.observedThrough)
+            w.string(C.state, s.state)
+        }
+        try rowAdded()
+    }
+}
+
+private func bytes(_ w: inout ColumnRowWriter, _ slot: Int, _ v: [UInt8]?) {
+    guard let v else { return w.null(string: slot) }
+    v.withUnsafeBytes { w.string(slot, $0) }
+}

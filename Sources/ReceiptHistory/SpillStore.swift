@@ -1,0 +1,273 @@
+import Foundation
+
+/// Holds records merged by key within a memory budget; beyond it, spills them to hash partitions on disk.
+///
+/// Records go to the current *segment* (a folder of partition files `p-NNN.run`). A resumable run seals one
+/// segment per committed part; a plain run has one. `reduce` then merges every segment partition by partition:
+/// each partition is read back into memory and merged by key (a partition larger than the budget is split again
+/// with another hash seed), sorted into a run file, and the runs are merged in row order. Memory stays within
+/// about the budget plus one read buffer per run.
+final class SpillStore<R: SpillRecord> {
+    static var partitionCount: Int { 64 }
+
+    private var memory: [R.Key: R] = [:]
+    private var memoryBytes = 0
+    let budget: Int
+    /// Where the work files of `reduce` go.
+    let workDirectory: String
+    private var segment: String
+    private var appenders: [SpillAppender?]
+    /// Folders of sealed segments, in the order they were made or adopted.
+    private(set) var segments: [String] = []
+    /// Bytes written to spill files so far (segments, re-partitions and sorted runs).
+    private(set) var spilledBytes: Int64 = 0
+    private var workCounter = 0
+
+    init(segment: String, workDirectory: String, budget: Int) {
+        self.segment = segment
+        self.workDirectory = workDirectory
+        self.budget = max(budget, 1 << 16)
+        appenders = Array(repeating: nil, count: Self.partitionCount)
+    }
+
+    var isEmptyInMemory: Bool { memory.isEmpty }
+
+    func add(_ record: R) throws(HistoryError) {
+        let k = record.storeKey
+        if memory[k]?.merge(record) == nil {
+            memoryBytes += record.estimatedBytes
+            memory[k] = record
+            if memoryBytes > budget { try spill() }
+        }
+    }
+
+    /// Writes the records in memory to the current segment's partitions.
+    func spill() throws(HistoryError) {
+        guard !memory.isEmpty else { return }
+        try makeDirectory(segment)
+        var writers = [SpillWriter](repeating: SpillWriter(), count: Self.partitionCount)
+        for r in memory.values {
+            let p = r.partition(Self.partitionCount, seed: 0)
+            appendFramed(r, into: &writers[p])
+            if writers[p].bytes.count >= 64 << 10 {
+                try appender(p).append(writers[p].bytes)
+                spilledBytes += Int64(writers[p].bytes.count)
+                writers[p].bytes.removeAll(keepingCapacity: true)
+            }
+        }
+        for p in 0..<Self.partitionCount where !writers[p].bytes.isEmpty {
+            try appender(p).append(writers[p].bytes)
+            spilledBytes += Int64(writers[p].bytes.count)
+        }
+        for a in appenders { try a?.flush() }
+        memory = [:]
+        memoryBytes = 0
+    }
+
+    private func appender(_ p: Int) throws(HistoryError) -> SpillAppender {
+        if let a = appenders[p] { return a }
+        let a = try SpillAppender(path: segment + "/" + Self.partitionName(p))
+        appenders[p] = a
+        return a
+    }
+
+    static func partitionName(_ p: Int) -> String {
+        let digits = String(p)
+        return "p-" + String(repeating: "0", count: max(0, 3 - digits.count)) + digits + ".run"
+    }
+
+    /// Spills what is in memory, syncs and closes the current segment's files, and renames its folder to `final`
+    /// (synced too), so that the segment survives a crash from here on. Later records go to `next`.
+    func seal(as final: String, next: String) throws(HistoryError) {
+        try spill()
+        try makeDirectory(segment)
+        for a in appenders { try a?.close(sync: true) }
+        appenders = Array(repeating: nil, count: Self.partitionCount)
+        if rename(segment, final) != 0 {
+            throw HistoryError.system("cannot rename the history spill to \(final):", segment)
+        }
+        syncDirectory((final as NSString).deletingLastPathComponent)
+        segments.append(final)
+        segment = next
+    }
+
+    /// Counts the folder of a segment sealed by an earlier attempt of the run.
+    func adopt(_ folder: String) { segments.append(folder) }
+
+    /// Every record merged by key, in row order, given to `emit` one at a time.
+    func reduce(_ emit: (R) throws(HistoryError) -> Void) throws(HistoryError) {
+        let spilled = segments.count > 0 || appenders.contains { $0 != nil }
+        if !spilled {
+            var sorted = Array(memory.values)
+            memory = [:]
+            sorted.sort(by: R.precedes)
+            memoryBytes = 0
+            for r in sorted { try emit(r) }
+            return
+        }
+        try spill()
+        for a in appenders { try a?.close(sync: false) }
+        appenders = Array(repeating: nil, count: Self.partitionCount)
+        var folders = segments
+        if FileManager.default.fileExists(atPath: segment) { folders.append(segment) }
+        try makeDirectory(workDirectory)
+        var runs: [String] = []
+        for p in 0..<Self.partitionCount {
+            let files = folders.map { $0 + "/" + Self.partitionName(p) }.filter {
+                FileManager.default.fileExists(atPath: $0)
+            }
+            try reducePartition(files, seed: 1, depth: 0, into: &runs)
+        }
+        try mergeRuns(runs, emit)
+    }
+
+    /// Merges the records of `files` by key and writes them sorted as one run; when they do not fit the budget,
+    /// splits them into sub-partitions by another hash seed first.
+    private func reducePartition(_ files: [String], seed: UInt64, depth: Int, into runs: inout [String])
+        throws(HistoryError)
+    {
+        guard !files.isEmpty else { return }
+        var table: [R.Key: R] = [:]
+        var bytes = 0
+        var overflow: [SpillAppender?] = []
+        var overflowWriters: [SpillWriter] = []
+        let fan = 16
+        for f in files {
+            let scanner = try SpillScanner<R>(path: f)
+            while let r = try scanner.next() {
+                if !overflow.isEmpty {
+                    let p = r.partition(fan, seed: seed)
+                    appendFramed(r, into: &overflowWriters[p])
+                    if overflowWriters[p].bytes.count >= 64 << 10 { try flushOverflow(p, &overflow, &overflowWriters) }
+                    continue
+                }
+                let k = r.storeKey
+                if table[k]?.merge(r) == nil {
+                    bytes += r.estimatedBytes
+                    table[k] = r
+                }
+                if bytes > budget && depth < 8 {
+                    // Too big for memory: this partition is split by a new seed, what is held included.
+                    overflow = Array(repeating: nil, count: fan)
+                    overflowWriters = Array(repeating: SpillWriter(), count: fan)
+                    for (p, name) in (0..<fan).map({ ($0, nextWorkName()) }) {
+                        overflow[p] = try SpillAppender(path: name)
+                    }
+                    for held in table.values {
+                        let p = held.partition(fan, seed: seed)
+                        appendFramed(held, into: &overflowWriters[p])
+                        if overflowWriters[p].bytes.count >= 64 << 10 {
+                            try flushOverflow(p, &overflow, &overflowWriters)
+                        }
+                    }
+                    table = [:]
+                    bytes = 0
+                }
+            }
+        }
+        if !overflow.isEmpty {
+            var subfiles: [String] = []
+            for p in 0..<fan {
+                try flushOverflow(p, &overflow, &overflowWriters)
+                try overflow[p]!.close(sync: false)
+                subfiles.append(overflow[p]!.path)
+            }
+            for f in files where f.hasPrefix(workDirectory) { unlink(f) }
+            for f in subfiles {
+                try reducePartition([f], seed: seed + 1, depth: depth + 1, into: &runs)
+            }
+            return
+        }
+        var sorted = Array(table.values)
+        table = [:]
+        sorted.sort(by: R.precedes)
+        let run = try SpillAppender(path: nextWorkName(), bufferBytes: 256 << 10)
+        var w = SpillWriter()
+        for r in sorted {
+            appendFramed(r, into: &w)
+            if w.bytes.count >= 256 << 10 {
+                try run.append(w.bytes)
+                spilledBytes += Int64(w.bytes.count)
+                w.bytes.removeAll(keepingCapacity: true)
+            }
+        }
+        try run.append(w.bytes)
+        spilledBytes += Int64(w.bytes.count)
+        try run.close(sync: false)
+        for f in files where f.hasPrefix(workDirectory) { unlink(f) }
+        runs.append(run.path)
+    }
+
+    private func flushOverflow(_ p: Int, _ files: inout [SpillAppender?], _ writers: inout [SpillWriter])
+        throws(HistoryError)
+    {
+        guard !writers[p].bytes.isEmpty else { return }
+        try files[p]!.append(writers[p].bytes)
+        spilledBytes += Int64(writers[p].bytes.count)
+        writers[p].bytes.removeAll(keepingCapacity: true)
+    }
+
+    private func nextWorkName() -> String {
+        workCounter += 1
+        return workDirectory + "/w-\(workCounter).run"
+    }
+
+    /// The k-way merge of sorted runs, through a binary heap of their heads.
+    private func mergeRuns(_ runs: [String], _ emit: (R) throws(HistoryError) -> Void) throws(HistoryError) {
+        var scanners: [SpillScanner<R>] = []
+        var heap: [(R, Int)] = []
+        for path in runs {
+            let s = try SpillScanner<R>(path: path, bufferBytes: 64 << 10)
+            scanners.append(s)
+            if let r = try s.next() { heap.append((r, scanners.count - 1)) }
+        }
+        func less(_ a: (R, Int), _ b: (R, Int)) -> Bool {
+            // Keys are distinct across runs (a key lives in one partition), so the order is total.
+            R.precedes(a.0, b.0)
+        }
+        func down(_ i0: Int) {
+            var i = i0
+            while true {
+                let l = 2 * i + 1
+                let r = l + 1
+                var m = i
+                if l < heap.count && less(heap[l], heap[m]) { m = l }
+                if r < heap.count && less(heap[r], heap[m]) { m = r }
+                if m == i { return }
+                heap.swapAt(i, m)
+                i = m
+            }
+        }
+        for i in stride(from: heap.count / 2 - 1, through: 0, by: -1) { down(i) }
+        while !heap.isEmpty {
+            let (r, s) = heap[0]
+            try emit(r)
+            if let n = try scanners[s].next() {
+                heap[0] = (n, s)
+            } else {
+                heap[0] = heap[heap.count - 1]
+                heap.removeLast()
+            }
+            if !heap.isEmpty { down(0) }
+        }
+        for path in runs { unlink(path) }
+    }
+}
+
+/// `mkdir -p` for spill folders.
+func makeDirectory(_ path: String) throws(HistoryError) {
+    do {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    } catch {
+        throw HistoryError("cannot create the history spill folder \(path): \(error.localizedDescription)")
+    }
+}
+
+/// Syncs a folder so that a rename inside it survives a crash (best effort: some file systems refuse).
+func syncDirectory(_ path: String) {
+    let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    if fd >= 0 {
+        _ = fsync(fd)
+        close(fd)
+    }
+}

@@ -1,0 +1,244 @@
+/// The key of a `subscriptions` row: the period's original_transaction_id, or its transaction_id when that is
+/// null.
+struct SubscriptionKey: Hashable, Sendable {
+    var environment: UInt8
+    var bundleID: [UInt8]
+    var originalTransactionID: [UInt8]
+
+    /// Hashes the byte strings as blocks (the synthesized hash feeds the hasher one byte at a time).
+    func hash(into h: inout Hasher) {
+        h.combine(environment)
+        bundleID.withUnsafeBytes { h.combine(bytes: $0) }
+        h.combine(bundleID.count)
+        originalTransactionID.withUnsafeBytes { h.combine(bytes: $0) }
+    }
+}
+
+/// A period's place in "first" and "latest": (purchase_date, transaction_id), a null date first.
+struct PeriodOrder: Comparable, Sendable {
+    var purchaseDate: Int64?
+    var transactionID: [UInt8]
+
+    static func < (a: PeriodOrder, b: PeriodOrder) -> Bool {
+        switch (a.purchaseDate, b.purchaseDate) {
+        case (nil, .some): return true
+        case (.some, nil): return false
+        case (let x?, let y?) where x != y: return x < y
+        default: return compareBytes(a.transactionID, b.transactionID) < 0
+        }
+    }
+
+    static func == (a: PeriodOrder, b: PeriodOrder) -> Bool {
+        a.purchaseDate == b.purchaseDate && a.transactionID == b.transactionID
+    }
+
+    func encode(into w: inout SpillWriter) {
+        w.i64(purchaseDate)
+        w.text(transactionID)
+    }
+
+    static func decode(_ r: inout SpillReader) throws(HistoryError) -> PeriodOrder {
+        PeriodOrder(purchaseDate: try r.optionalI64(), transactionID: try r.text())
+    }
+}
+
+/// One `subscriptions` row in the making: the merge of its periods (purchases rows with an expires_date), with
+/// what the state at the as-of time `A` needs. Every field merges by min, max, sum or "or", so the merge is
+/// associative and commutative.
+struct SubscriptionRecord: Sendable {
+    var key: SubscriptionKey
+    var first: PeriodOrder
+    var firstProductID: [UInt8]
+    var latest: PeriodOrder
+    var latestProductID: [UInt8]
+    var firstPurchaseDate: Int64?
+    var latestPurchaseDate: Int64?
+    /// Max expires_date over periods without a cancellation date.
+    var latestExpiresDate: Int64?
+    var periods: Int64
+    var trialPeriods: Int64
+    var introPeriods: Int64
+    var cancelledPeriods: Int64
+    var observedThrough: Int64?
+    // State at A: only periods purchased at or before A count; a cancellation counts when dated at or before A.
+    var counted: Bool
+    /// Some counted, uncancelled period has purchase_date <= A < expires_date.
+    var activeAtA: Bool
+    /// The counted period with the greatest (purchase_date, transaction_id), and whether it is cancelled at A.
+    var latestCounted: PeriodOrder?
+    var latestCountedCancelled: Bool
+    /// Max expires_date of the counted periods not cancelled at A.
+    var countedExpires: Int64?
+
+    /// The period a `purchases` row describes (its expires_date must not be null).
+    init(period p: PurchaseRecord, asOf a: Int64) {
+        key = SubscriptionKey(
+            environment: p.key.environment, bundleID: p.key.bundleID,
+            originalTransactionID: p.originalTransactionID ?? p.key.transactionID)
+        let order = PeriodOrder(purchaseDate: p.purchaseDate, transactionID: p.key.transactionID)
+        first = order
+        latest = order
+        firstProductID = p.productID
+        latestProductID = p.productID
+        firstPurchaseDate = p.purchaseDate
+        latestPurchaseDate = p.purchaseDate
+        latestExpiresDate = p.cancellationDate == nil ? p.expiresDate : nil
+        periods = 1
+        trialPeriods = p.isTrialPeriod == true ? 1 : 0
+        introPeriods = p.isInIntroOfferPeriod == true ? 1 : 0
+        cancelledPeriods = p.cancellationDate == nil ? 0 : 1
+        observedThrough = p.lastSeen
+        let isCounted = p.purchaseDate.map { $0 <= a } ?? false
+        let cancelledAtA = p.cancellationDate.map { $0 <= a } ?? false
+        counted = isCounted
+        let expires = p.expiresDate ?? Int64.min
+        activeAtA = isCounted && !cancelledAtA && a < expires
+        latestCounted = isCounted ? order : nil
+        latestCountedCancelled = isCounted && cancelledAtA
+        countedExpires = isCounted && !cancelledAtA ? p.expiresDate : nil
+    }
+
+    init(
+        key: SubscriptionKey, first: PeriodOrder, firstProductID: [UInt8], latest: PeriodOrder,
+        latestProductID: [UInt8], firstPurchaseDate: Int64?, latestPurchaseDate: Int64?, latestExpiresDate: Int64?,
+        periods: Int64, trialPeriods: Int64, introPeriods: Int64, cancelledPeriods: Int64, observedThrough: Int64?,
+        counted: Bool, activeAtA: Bool, latestCounted: PeriodOrder?, latestCountedCancelled: Bool,
+        countedExpires: Int64?
+    ) {
+        self.key = key
+        self.first = first
+        self.firstProductID = firstProductID
+        self.latest = latest
+        self.latestProductID = latestProductID
+        self.firstPurchaseDate = firstPurchaseDate
+        self.latestPurchaseDate = latestPurchaseDate
+        self.latestExpiresDate = latestExpiresDate
+        self.periods = periods
+        self.trialPeriods = trialPeriods
+        self.introPeriods = introPeriods
+        self.cancelledPeriods = cancelledPeriods
+        self.observedThrough = observedThrough
+        self.counted = counted
+        self.activeAtA = activeAtA
+        self.latestCounted = latestCounted
+        self.latestCountedCancelled = latestCountedCancelled
+        self.countedExpires = countedExpires
+    }
+
+    mutating func merge(_ o: SubscriptionRecord) {
+        if o.first < first {
+            first = o.first
+            firstProductID = o.firstProductID
+        }
+        if latest < o.latest {
+            latest = o.latest
+            latestProductID = o.latestProductID
+        }
+        firstPurchaseDate = minOptional(firstPurchaseDate, o.firstPurchaseDate)
+        latestPurchaseDate = maxOptional(latestPurchaseDate, o.latestPurchaseDate)
+        latestExpiresDate = maxOptional(latestExpiresDate, o.latestExpiresDate)
+        periods += o.periods
+        trialPeriods += o.trialPeriods
+        introPeriods += o.introPeriods
+        cancelledPeriods += o.cancelledPeriods
+        observedThrough = maxOptional(observedThrough, o.observedThrough)
+        counted = counted || o.counted
+        activeAtA = activeAtA || o.activeAtA
+        if let c = o.latestCounted, latestCounted.map({ $0 < c }) ?? true {
+            latestCounted = c
+            latestCountedCancelled = o.latestCountedCancelled
+        }
+        countedExpires = maxOptional(countedExpires, o.countedExpires)
+    }
+
+    /// The state at A; the first rule that matches wins.
+    var state: String {
+        if !counted { return "not_started" }
+        if activeAtA { return "active" }
+        if latestCountedCancelled { return "revoked" }
+        if let e = countedExpires, let seen = observedThrough, seen >= e { return "expired" }
+        return "unknown"
+    }
+
+    var estimatedBytes: Int {
+        2 * MemoryLayout<SubscriptionRecord>.stride + 6 * 48 + key.bundleID.count + 2 * key.originalTransactionID.count
+            + firstProductID.count + latestProductID.count + 2 * first.transactionID.count
+    }
+
+    func partition(_ count: Int, seed: UInt64) -> Int {
+        Int(stableHash([key.environment], key.bundleID, key.originalTransactionID, seed: seed) % UInt64(count))
+    }
+
+    /// The row order of `subscriptions`: environment, bundle_id, original_transaction_id, bytewise.
+    static func precedes(_ a: SubscriptionRecord, _ b: SubscriptionRecord) -> Bool {
+        if a.key.environment != b.key.environment { return a.key.environment < b.key.environment }
+        let c = compareBytes(a.key.bundleID, b.key.bundleID)
+        if c != 0 { return c < 0 }
+        return compareBytes(a.key.originalTransactionID, b.key.originalTransactionID) < 0
+    }
+
+    func encode(into w: inout SpillWriter) {
+        w.u8(key.environment)
+        w.text(key.bundleID)
+        w.text(key.originalTransactionID)
+        first.encode(into: &w)
+        w.text(firstProductID)
+        latest.encode(into: &w)
+        w.text(latestProductID)
+        w.i64(firstPurchaseDate)
+        w.i64(latestPurchaseDate)
+        w.i64(latestExpiresDate)
+        w.i64(periods)
+        w.i64(trialPeriods)
+        w.i64(introPeriods)
+        w.i64(cancelledPeriods)
+        w.i64(observedThrough)
+        w.bool(counted)
+        w.bool(activeAtA)
+        if let c = latestCounted {
+            w.u8(1)
+            c.encode(into: &w)
+        } else {
+            w.u8(0)
+        }
+        w.bool(latestCountedCancelled)
+        w.i64(countedExpires)
+    }
+
+    static func decode(_ r: inout SpillReader) throws(HistoryError) -> SubscriptionRecord {
+        let key = SubscriptionKey(environment: try r.u8(), bundleID: try r.text(), originalTransactionID: try r.text())
+        let first = try PeriodOrder.decode(&r)
+        let firstProduct = try r.text()
+        let latest = try PeriodOrder.decode(&r)
+        let latestProduct = try r.text()
+        let firstPurchase = try r.optionalI64()
+        let latestPurchase = try r.optionalI64()
+        let latestExpires = try r.optionalI64()
+        let periods = try r.i64()
+        let trial = try r.i64()
+        let intro = try r.i64()
+        let cancelled = try r.i64()
+        let observed = try r.optionalI64()
+        let counted = try r.optionalBool() ?? false
+        let active = try r.optionalBool() ?? false
+        let latestCounted: PeriodOrder? = try r.u8() != 0 ? try PeriodOrder.decode(&r) : nil
+        return SubscriptionRecord(
+            key: key, first: first, firstProductID: firstProduct, latest: latest, latestProductID: latestProduct,
+            firstPurchaseDate: firstPurchase, latestPurchaseDate: latestPurchase, latestExpiresDate: latestExpires,
+            periods: periods, trialPeriods: trial, introPeriods: intro, cancelledPeriods: cancelled,
+            observedThrough: observed, counted: counted, activeAtA: active, latestCounted: latestCounted,
+            latestCountedCancelled: try r.optionalBool() ?? false, countedExpires: try r.optionalI64())
+    }
+}
+
+func minOptional(_ a: Int64?, _ b: Int64?) -> Int64? {
+    guard let a else { return b }
+    guard let b else { return a }
+    return min(a, b)
+}
+
+func maxOptional(_ a: Int64?, _ b: Int64?) -> Int64? {
+    guard let a else { return b }
+    guard let b else { return a }
+    return max(a, b)
+}
