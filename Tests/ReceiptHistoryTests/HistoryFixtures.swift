@@ -54,6 +54,7 @@ func batch(_ receipts: [Receipt], source: String = "in.ndjson") -> ColumnBatch {
             w.int32(C.status, r.status)
             w.int32(C.inAppCount, Int32(r.entries.count))
             w.bool(C.verified, r.status == 0)
+            w.bool(C.deviceHashMatches, nil)
         }
         for e in r.entries {
             b.transactions.appendRow { w in
