@@ -31,6 +31,7 @@ let package = Package(
         .target(name: "ReceiptIO", dependencies: ["ReceiptModel", "CZstd", "CSIMD"], swiftSettings: hotPath),
         .target(name: "ReceiptSink", dependencies: ["ReceiptModel", "ReceiptDER", "CZstd"], swiftSettings: hotPath),
         .target(name: "ReceiptPipeline", dependencies: ["ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink"], swiftSettings: hotPath),
+        .target(name: "ReceiptJWS", dependencies: ["ReceiptModel", "ReceiptVerify"]),
         .target(name: "ReceiptSynth", dependencies: ["ReceiptModel", "COpenSSL", "CZstd"]),
         .executableTarget(
             name: "receiptflow",
@@ -56,6 +57,7 @@ let package = Package(
             // The hardening tests also build hostile receipts (ReceiptSynth) and drive the parsers directly.
             dependencies: ["ReceiptTestSupport", "receiptflow", "ReceiptSynth", "ReceiptDER", "ReceiptIO", "ReceiptModel"]
         ),
+        .testTarget(name: "ReceiptJWSTests", dependencies: ["ReceiptTestSupport", "ReceiptJWS", "ReceiptVerify", "ReceiptModel"]),
         .testTarget(name: "ReceiptSynthTests", dependencies: ["ReceiptTestSupport", "ReceiptSynth", "ReceiptDER", "ReceiptModel"]),
     ]
 )

@@ -25,6 +25,8 @@ public enum ErrorCode: String, Sendable, CaseIterable, Hashable {
     /// The receipt exceeds a resource limit (nesting depth, attribute count, in-app entries).
     case limitExceeded = "limit_exceeded"
     case signerNotFound = "signer_not_found"
+    /// A StoreKit 2 JWS that is not a well-formed compact JWS with a JSON header and payload.
+    case jwsMalformed = "jws_malformed"
     // 21003: the receipt could not be authenticated.
     case unsupportedAlgorithm = "unsupported_algorithm"
     case badSignature = "bad_signature"
@@ -40,7 +42,7 @@ public enum ErrorCode: String, Sendable, CaseIterable, Hashable {
     public var status: ReceiptStatus {
         switch self {
         case .invalidJSON, .missingField, .emptyReceipt, .invalidBase64, .recordTooLarge, .malformedDER,
-            .malformedAttribute, .limitExceeded, .signerNotFound:
+            .malformedAttribute, .limitExceeded, .signerNotFound, .jwsMalformed:
             return .malformed
         case .unsupportedAlgorithm, .badSignature, .untrustedChain, .certificatePolicy, .certificateExpired,
             .certificateNotYetValid, .wrongBundleID:
