@@ -57,7 +57,7 @@ let package = Package(
             // The hardening tests also build hostile receipts (ReceiptSynth) and drive the parsers directly.
             dependencies: ["ReceiptTestSupport", "receiptflow", "ReceiptSynth", "ReceiptDER", "ReceiptIO", "ReceiptModel"]
         ),
-        .testTarget(name: "ReceiptJWSTests", dependencies: ["ReceiptTestSupport", "ReceiptJWS", "ReceiptVerify", "ReceiptModel"]),
+        .testTarget(name: "ReceiptJWSTests", dependencies: ["ReceiptTestSupport", "ReceiptJWS", "ReceiptVerify", "ReceiptModel", "ReceiptSynth"]),
         .testTarget(name: "ReceiptSynthTests", dependencies: ["ReceiptTestSupport", "ReceiptSynth", "ReceiptDER", "ReceiptModel"]),
     ]
 )

@@ -48,7 +48,8 @@ public struct CompactJWS: Sendable {
         guard let payload = Base64URL.decode(payloadText.utf8) else {
             throw JWSError(.jwsMalformed, "the JWS payload is not base64url")
         }
-        guard let signature = Base64URL.decode(signatureText.utf8) else {
+        // An empty signature is well-formed (an unsecured JWS, alg "none"): the verifier rejects its alg.
+        guard let signature = signatureText.isEmpty ? [] : Base64URL.decode(signatureText.utf8) else {
             throw JWSError(.jwsMalformed, "the JWS signature is not base64url")
         }
         let header = try JWSHeader(json: headerBytes)

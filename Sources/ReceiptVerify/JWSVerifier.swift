@@ -178,7 +178,7 @@ final class JWSChainEntry: @unchecked Sendable {
         var name = [CChar](repeating: 0, count: 64)
         var len = 0
         guard EVP_PKEY_get_utf8_string_param(key, "group", &name, name.count, &len) == 1 else { return false }
-        return String(cString: name) == "prime256v1"
+        return String(decoding: name.prefix(len).map { UInt8(bitPattern: $0) }, as: UTF8.self) == "prime256v1"
     }
 }
 

@@ -160,7 +160,8 @@ struct JWSEvaluatorTests {
     }
 
     @Test(arguments: [
-        "", "abc", "a.b", "a.b.c.d", "eyJ.eyJ.", "!!!.eyJhIjoxfQ.AAAA", "eyJhbGciOiJFUzI1NiJ9.bm90IGpzb24.AAAA",
+        "", "abc", "a.b", "a.b.c.d", "eyJ.eyJ.", "eyJhbGciOiJub25lIn0.e30.!", "!!!.eyJhIjoxfQ.AAAA",
+        "eyJhbGciOiJFUzI1NiJ9.bm90IGpzb24.AAAA",
     ])
     func malformedJWSGetsItsCode(text: String) throws {
         let verdict = try Self.evaluator().evaluate(Substring(text))
