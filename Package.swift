@@ -41,7 +41,7 @@ let package = Package(
             name: "ReceiptflowBench",
             dependencies: [
                 "ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline", "ReceiptSynth",
-                "CMallocCount", "COpenSSL", "CZstd",
+                "ReceiptJWS", "CMallocCount", "COpenSSL", "CZstd",
             ],
             path: "Benchmarks/ReceiptflowBench"
         ),

@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptModel
+import ReceiptVerify
 
 /// Why a JWS could not be read or did not verify: a stable code and one human sentence.
 public struct JWSError: Error, Sendable, Equatable {
@@ -15,10 +16,10 @@ public struct JWSError: Error, Sendable, Equatable {
 /// A compact-serialised JWS (RFC 7515 section 7.1) split into its decoded parts.
 ///
 /// Only what Apple signs is accepted: a JSON header with `alg` and an `x5c` certificate chain, a JSON object
-/// payload, and a non-empty signature. `alg` is read here and judged by the verifier.
+/// payload, and a signature (empty only for an unsecured JWS, whose `alg` the verifier rejects).
 public struct CompactJWS: Sendable {
-    /// The ASCII bytes the signature covers: `BASE64URL(header) "." BASE64URL(payload)`.
-    public let signingInput: [UInt8]
+    /// Bytes of the input the signature covers, from its start: `BASE64URL(header) "." BASE64URL(payload)`.
+    public let signingInputCount: Int
     public let header: JWSHeader
     /// The decoded payload: a JSON object's UTF-8 text.
     public let payload: [UInt8]
@@ -28,45 +29,56 @@ public struct CompactJWS: Sendable {
     /// Longest JWS accepted; Apple's largest (a notification with two nested JWS) is about 20 KB.
     public static let maximumLength = 1 << 20
 
-    /// Splits and decodes `text`, a compact JWS.
-    public static func parse(_ text: Substring) throws(JWSError) -> CompactJWS {
-        let bytes = text.utf8
-        guard bytes.count <= maximumLength else {
+    /// Splits and decodes `text`, a compact JWS; `headers` reuses the decoded header of a header seen before.
+    public static func parse(_ text: UnsafeRawBufferPointer, headers: JWSHeaderCache? = nil) throws(JWSError)
+        -> CompactJWS
+    {
+        guard text.count <= maximumLength else {
             throw JWSError(.jwsMalformed, "the JWS is longer than \(maximumLength) bytes")
         }
-        let dots = bytes.indices.filter { bytes[$0] == UInt8(ascii: ".") }
+        var dots: [Int] = []
+        for (i, b) in text.enumerated() where b == UInt8(ascii: ".") {
+            dots.append(i)
+            if dots.count > 2 { break }
+        }
         guard dots.count == 2 else {
             throw JWSError(
-                .jwsMalformed, "a compact JWS has three parts separated by two dots; this one has \(dots.count) dots")
+                .jwsMalformed,
+                "a compact JWS has three parts separated by two dots; this one has \(dots.count > 2 ? "more" : "fewer")"
+            )
         }
-        let headerText = text[text.startIndex..<dots[0]]
-        let payloadText = text[text.index(after: dots[0])..<dots[1]]
-        let signatureText = text[text.index(after: dots[1])...]
-        guard let headerBytes = Base64URL.decode(headerText.utf8) else {
-            throw JWSError(.jwsMalformed, "the JWS header is not base64url")
+        let headerText = UnsafeRawBufferPointer(rebasing: text[0..<dots[0]])
+        let payloadText = UnsafeRawBufferPointer(rebasing: text[(dots[0] + 1)..<dots[1]])
+        let signatureText = UnsafeRawBufferPointer(rebasing: text[(dots[1] + 1)...])
+        let header: JWSHeader
+        if let headers {
+            header = try headers.header(headerText)
+        } else {
+            header = try JWSHeader(base64url: headerText)
         }
-        guard let payload = Base64URL.decode(payloadText.utf8) else {
+        guard let payload = Base64URL.decode(payloadText) else {
             throw JWSError(.jwsMalformed, "the JWS payload is not base64url")
         }
         // An empty signature is well-formed (an unsecured JWS, alg "none"): the verifier rejects its alg.
-        guard let signature = signatureText.isEmpty ? [] : Base64URL.decode(signatureText.utf8) else {
+        guard let signature = signatureText.isEmpty ? [] : Base64URL.decode(signatureText) else {
             throw JWSError(.jwsMalformed, "the JWS signature is not base64url")
         }
-        let header = try JWSHeader(json: headerBytes)
-        return CompactJWS(
-            signingInput: Array(text[text.startIndex..<dots[1]].utf8), header: header, payload: payload,
-            signature: signature)
+        return CompactJWS(signingInputCount: dots[1], header: header, payload: payload, signature: signature)
     }
 }
 
 /// The protected header of an Apple JWS.
-public struct JWSHeader: Sendable, Equatable {
+public struct JWSHeader: Sendable {
     /// The `alg` value as written (the verifier accepts only `ES256`).
     public let alg: String
-    /// The DER certificates of `x5c`, leaf first.
-    public let x5c: [[UInt8]]
+    /// The certificates of `x5c`, leaf first.
+    public let chain: JWSCertificateChain
 
-    init(json: [UInt8]) throws(JWSError) {
+    /// Decodes a header from its base64url text.
+    init(base64url text: UnsafeRawBufferPointer) throws(JWSError) {
+        guard let json = Base64URL.decode(text) else {
+            throw JWSError(.jwsMalformed, "the JWS header is not base64url")
+        }
         guard let object = JSONObject.parse(json) else {
             throw JWSError(.jwsMalformed, "the JWS header is not a JSON object")
         }
@@ -78,19 +90,35 @@ public struct JWSHeader: Sendable, Equatable {
             throw JWSError(.jwsMalformed, "the JWS header names critical extensions (crit), which are not supported")
         }
         self.alg = alg
-        guard let chain = object["x5c"] as? [Any], !chain.isEmpty else {
-            x5c = []
-            return
-        }
         var certificates: [[UInt8]] = []
-        for (i, element) in chain.enumerated() {
+        for (i, element) in (object["x5c"] as? [Any] ?? []).enumerated() {
             // x5c entries are standard base64 (RFC 7515 section 4.1.6), not base64url.
             guard let s = element as? String, let data = Data(base64Encoded: s) else {
                 throw JWSError(.jwsMalformed, "x5c[\(i)] is not a base64 string")
             }
             certificates.append([UInt8](data))
         }
-        x5c = certificates
+        chain = JWSCertificateChain(certificates)
+    }
+}
+
+/// Decoded headers by their exact base64url text: Apple signs every JWS of one leaf certificate under the same
+/// header, so a run decodes each distinct header once. Bounded (see `BytesKeyedCache`).
+public final class JWSHeaderCache: Sendable {
+    private let cache: BytesKeyedCache<Result<JWSHeader, JWSError>>
+
+    public init(capacity: Int = 1024) {
+        cache = BytesKeyedCache(capacity: capacity)
+    }
+
+    func header(_ text: UnsafeRawBufferPointer) throws(JWSError) -> JWSHeader {
+        try cache.value(for: text) { () -> Result<JWSHeader, JWSError> in
+            do throws(JWSError) {
+                return .success(try JWSHeader(base64url: text))
+            } catch {
+                return .failure(error)
+            }
+        }.get()
     }
 }
 

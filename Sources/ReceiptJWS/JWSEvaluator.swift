@@ -33,9 +33,12 @@ public struct JWSVerdict: @unchecked Sendable {
 public struct JWSEvaluator: Sendable {
     /// nil: decode only (`--no-verify`).
     public let verifier: JWSVerifier?
+    /// Headers decoded once per distinct text, shared by every thread of a run.
+    public let headers: JWSHeaderCache
 
-    public init(verifier: JWSVerifier?) {
+    public init(verifier: JWSVerifier?, headers: JWSHeaderCache = JWSHeaderCache()) {
         self.verifier = verifier
+        self.headers = headers
     }
 
     /// Keys of a notification's `data` whose values are JWS of their own.
@@ -43,10 +46,16 @@ public struct JWSEvaluator: Sendable {
 
     /// The verdict on `text`, a compact JWS.
     public func evaluate(_ text: Substring, nestingAllowed: Bool = true) -> JWSVerdict {
+        var copy = String(text)
+        return copy.withUTF8 { evaluate(UnsafeRawBufferPointer($0), nestingAllowed: nestingAllowed) }
+    }
+
+    /// The verdict on `text`, the bytes of a compact JWS.
+    public func evaluate(_ text: UnsafeRawBufferPointer, nestingAllowed: Bool = true) -> JWSVerdict {
         var verdict = JWSVerdict()
         let jws: CompactJWS
         do throws(JWSError) {
-            jws = try CompactJWS.parse(text)
+            jws = try CompactJWS.parse(text, headers: headers)
         } catch {
             verdict.reject(error.code, error.detail)
             return verdict
@@ -59,7 +68,9 @@ public struct JWSEvaluator: Sendable {
         let fields = JWSFields(object)
         verdict.fields = fields
         verdict.kind = JWSKind.of(object)
-        if let verifier { check(jws, fields, verifier, &verdict) }
+        if let verifier {
+            check(jws, UnsafeRawBufferPointer(rebasing: text[0..<jws.signingInputCount]), fields, verifier, &verdict)
+        }
         if nestingAllowed, verdict.kind == .notification, let data = fields.object("data") {
             for key in Self.nestedKeys {
                 guard let inner = data.string(key) else { continue }
@@ -70,7 +81,10 @@ public struct JWSEvaluator: Sendable {
         return verdict
     }
 
-    private func check(_ jws: CompactJWS, _ fields: JWSFields, _ verifier: JWSVerifier, _ verdict: inout JWSVerdict) {
+    private func check(
+        _ jws: CompactJWS, _ signingInput: UnsafeRawBufferPointer, _ fields: JWSFields, _ verifier: JWSVerifier,
+        _ verdict: inout JWSVerdict
+    ) {
         guard jws.header.alg == "ES256" else {
             verdict.reject(
                 .unsupportedAlgorithm,
@@ -82,7 +96,7 @@ public struct JWSEvaluator: Sendable {
             return
         }
         let check = verifier.verify(
-            signingInput: jws.signingInput, signature: jws.signature, certificates: jws.header.x5c, at: signedDate)
+            signingInput: signingInput, signature: jws.signature, chain: jws.header.chain, at: signedDate)
         verdict.leafSHA256 = check.leafSHA256
         if let code = check.code {
             verdict.reject(code, check.detail ?? code.rawValue)

@@ -23,30 +23,32 @@ public final class JWSVerifier: @unchecked Sendable {
     /// Distinct certificate sets whose verdicts are kept; past it, verdicts are computed per JWS.
     public let capacity: Int
 
-    private let lock = Lock()
-    /// Guarded by `lock`.
-    private var entries: [[UInt8]: JWSChainEntry] = [:]
+    /// Chain entries by the certificates' bytes (each length-prefixed).
+    private let entries: BytesKeyedCache<JWSChainEntry>
 
     public init(anchors: TrustAnchors, capacity: Int = 1024) {
         self.anchors = anchors
         self.capacity = capacity
+        entries = BytesKeyedCache(capacity: capacity)
     }
 
     /// Distinct certificate sets verified so far and held.
-    public var cachedChains: Int { lock.withLock { entries.count } }
+    public var cachedChains: Int { entries.count }
 
     /// Checks `signature` (raw `r || s`, 64 bytes) over `signingInput` (the ASCII `header.payload`) with the
     /// leaf of `certificates` (the decoded `x5c`), the chain to an anchor and its validity at `time` (epoch ms).
     public func verify(
-        signingInput: [UInt8], signature: [UInt8], certificates: [[UInt8]], at time: Int64
+        signingInput: UnsafeRawBufferPointer, signature: [UInt8], chain: JWSCertificateChain, at time: Int64
     ) -> JWSCheck {
-        guard certificates.count == 3 else {
+        guard chain.der.count == 3 else {
             return JWSCheck(
                 code: .untrustedChain,
-                detail: "the x5c header holds \(certificates.count) certificates; Apple signs with exactly three "
+                detail: "the x5c header holds \(chain.der.count) certificates; Apple signs with exactly three "
                     + "(leaf, intermediate, root)")
         }
-        let entry = chain(certificates)
+        let entry = chain.key.withUnsafeBytes { k in
+            entries.value(for: k) { JWSChainEntry.build(chain.der, anchors: anchors) }
+        }
         var check = JWSCheck(code: nil, detail: nil, leafSHA256: entry.leafSHA256)
         switch entry.verdict {
         case .untrusted(let why):
@@ -92,7 +94,9 @@ public final class JWSVerifier: @unchecked Sendable {
     }
 
     /// OpenSSL's ECDSA verification of `signature` (DER) over SHA-256 of `message`.
-    private static func verifySHA256ECDSA(key: OpaquePointer, signature: [UInt8], message: [UInt8]) -> Bool {
+    private static func verifySHA256ECDSA(
+        key: OpaquePointer, signature: [UInt8], message: UnsafeRawBufferPointer
+    ) -> Bool {
         guard let ctx = EVP_MD_CTX_new() else { fatalError("OpenSSL allocation failed") }
         defer {
             EVP_MD_CTX_free(ctx)
@@ -100,27 +104,29 @@ public final class JWSVerifier: @unchecked Sendable {
         }
         guard EVP_DigestVerifyInit(ctx, nil, Digests.sha256.md, nil, key) == 1 else { return false }
         return signature.withUnsafeBufferPointer { sig in
-            message.withUnsafeBufferPointer { msg in
-                EVP_DigestVerify(ctx, sig.baseAddress, sig.count, msg.baseAddress, msg.count) == 1
-            }
+            let msg = message.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            return EVP_DigestVerify(ctx, sig.baseAddress, sig.count, msg, message.count) == 1
         }
     }
 
-    /// The cached entry for this certificate set, or a new one.
-    private func chain(_ certificates: [[UInt8]]) -> JWSChainEntry {
+}
+
+/// The certificates of one JWS header's `x5c`, leaf first, with the key the verifier caches their verdict under.
+/// Made once per distinct header.
+public final class JWSCertificateChain: Sendable {
+    public let der: [[UInt8]]
+    /// The certificates, each after its 4-byte length, so that two different splits of the same bytes differ.
+    let key: [UInt8]
+
+    public init(_ der: [[UInt8]]) {
+        self.der = der
         var key: [UInt8] = []
-        for c in certificates {
-            // Length-prefixed, so two different splits of the same bytes are different keys.
+        for c in der {
             let n = UInt32(clamping: c.count)
             key += [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)]
             key += c
         }
-        return lock.withLock {
-            if let e = entries[key] { return e }
-            let e = JWSChainEntry.build(certificates, anchors: anchors)
-            if entries.count < capacity { entries[key] = e }
-            return e
-        }
+        self.key = key
     }
 }
 

@@ -44,6 +44,11 @@ struct JWSEvaluatorTests {
         try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
     }
 
+    static func decode(_ segment: String) -> [UInt8]? {
+        var s = segment
+        return s.withUTF8 { Base64URL.decode(UnsafeRawBufferPointer($0)) }
+    }
+
     static func segments(_ jws: String) -> [String] {
         jws.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
     }
@@ -91,7 +96,7 @@ struct JWSEvaluatorTests {
     @Test func aChangedPayloadFailsTheSignature() throws {
         let jws = try Self.text("transaction_sandbox_2024_lovepush")
         let parts = Self.segments(jws)
-        let payload = try #require(Base64URL.decode(Substring(parts[1]).utf8))
+        let payload = try #require(Self.decode(parts[1]))
         var text = try #require(String(bytes: payload, encoding: .utf8))
         text = text.replacingOccurrences(of: "\"quantity\":1", with: "\"quantity\":9")
         #expect(text.utf8.count == payload.count && !text.utf8.elementsEqual(payload))
@@ -107,7 +112,7 @@ struct JWSEvaluatorTests {
     @Test func aFlippedSignatureBitFails() throws {
         let jws = try Self.text("renewal_sandbox_2023_ringalarm")
         let parts = Self.segments(jws)
-        var signature = try #require(Base64URL.decode(Substring(parts[2]).utf8))
+        var signature = try #require(Self.decode(parts[2]))
         signature[40] ^= 0x01
         let forged = [parts[0], parts[1], Self.base64url(signature)].joined(separator: ".")
         #expect(try Self.evaluator().evaluate(Substring(forged)).code == .badSignature)
@@ -116,7 +121,7 @@ struct JWSEvaluatorTests {
     /// Header variants built from a real sample's own x5c.
     static func withHeader(_ name: String, _ edit: (inout [String: Any]) -> Void) throws -> String {
         let parts = segments(try text(name))
-        let bytes = try #require(Base64URL.decode(Substring(parts[0]).utf8))
+        let bytes = try #require(decode(parts[0]))
         var header = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
         edit(&header)
         let data = try JSONSerialization.data(withJSONObject: header)
@@ -145,17 +150,22 @@ struct JWSEvaluatorTests {
     }
 
     @Test func certificatesAreJudgedAtTheGivenTime() throws {
-        let jws = try CompactJWS.parse(Substring(try Self.text("transaction_sandbox_2024_lovepush")))
+        var text = try Self.text("transaction_sandbox_2024_lovepush")
         let verifier = JWSVerifier(anchors: try TrustAnchors(paths: [Self.g3Path]))
-        func at(_ iso: String) -> JWSCheck {
+        func at(_ iso: String) throws -> JWSCheck {
             let t = Int64(ISO8601DateFormatter().date(from: iso)!.timeIntervalSince1970 * 1000)
-            return verifier.verify(
-                signingInput: jws.signingInput, signature: jws.signature, certificates: jws.header.x5c, at: t)
+            return try text.withUTF8 { buf throws -> JWSCheck in
+                let bytes = UnsafeRawBufferPointer(buf)
+                let jws = try CompactJWS.parse(bytes)
+                return verifier.verify(
+                    signingInput: UnsafeRawBufferPointer(rebasing: bytes[0..<jws.signingInputCount]),
+                    signature: jws.signature, chain: jws.header.chain, at: t)
+            }
         }
         // The leaf is valid 2023-09-12 to 2025-10-11.
-        #expect(at("2024-12-26T04:46:49Z").passed)
-        #expect(at("2026-01-01T00:00:00Z").code == .certificateExpired)
-        #expect(at("2023-01-01T00:00:00Z").code == .certificateNotYetValid)
+        #expect(try at("2024-12-26T04:46:49Z").passed)
+        #expect(try at("2026-01-01T00:00:00Z").code == .certificateExpired)
+        #expect(try at("2023-01-01T00:00:00Z").code == .certificateNotYetValid)
         #expect(verifier.cachedChains == 1)
     }
 
