@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets with AddressSanitizer and runs each for a bounded time or number of runs.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]      (default 60)
 #   FUZZ_RUNS=N scripts/fuzz.sh               (stop each target after N executions instead)
-#   FUZZ_TARGETS="der" scripts/fuzz.sh        (only some targets; default "der ndjson zstd")
+#   FUZZ_TARGETS="der" scripts/fuzz.sh        (only some targets; default "der ndjson zstd jws")
 #   FUZZ_FIXTURES=0 scripts/fuzz.sh           (do not seed the DER target with ../shared/fixtures/real)
 #   scripts/fuzz.sh merge WORK_DIR TARGET     (add WORK_DIR's inputs that reach new coverage to Fuzz/corpus/TARGET)
 # Corpora live in Fuzz/corpus/<target>/ (generated receipts and fuzzer finds; never fixture files).
@@ -35,13 +35,13 @@ build_target() {  # name, module sources (Swift, C files of a C target with an i
                 cflags+=(-I "$tmp/$mod")
             fi
             ;;
-        Sources/CZstd)
+        Sources/CZstd | Sources/COpenSSL)
             # A system library module (its module map links the library).
             cflags+=(-I "$(cd "$f" && pwd)")
             ;;
         *)
             # One Swift module: the library sources minus their imports of each other, plus the entry point.
-            sed -E '/^import (ReceiptModel|ReceiptDER|ReceiptIO)$/d' "$f" > "$tmp/src/$(basename "$(dirname "$f")")_$(basename "$f")"
+            sed -E '/^import (ReceiptModel|ReceiptDER|ReceiptIO|ReceiptVerify|ReceiptJWS)$/d' "$f" > "$tmp/src/$(basename "$(dirname "$f")")_$(basename "$f")"
             ;;
         esac
     done
@@ -59,7 +59,9 @@ build() {  # name
     zstd) build_target zstd Sources/CZstd Sources/ReceiptIO/ByteSource.swift Sources/ReceiptIO/ZstdByteSource.swift \
         Sources/ReceiptIO/InputOpener.swift Sources/ReceiptIO/RecordBatch.swift Sources/ReceiptIO/RecordReader.swift \
         Fuzz/ZstdFuzz.swift ;;
-    *) echo "fuzz: unknown target '$1' (der, ndjson or zstd)" >&2; exit 2 ;;
+    jws) build_target jws Sources/COpenSSL Sources/CSIMD/*.c Sources/ReceiptModel/*.swift Sources/ReceiptDER/*.swift \
+        Sources/ReceiptVerify/*.swift Sources/ReceiptJWS/*.swift Fuzz/JWSFuzz.swift ;;
+    *) echo "fuzz: unknown target '$1' (der, ndjson, zstd or jws)" >&2; exit 2 ;;
     esac
 }
 
@@ -71,6 +73,11 @@ run_target() {  # name, seconds
     # Real receipts are transient seeds only (never committed); the committed corpus grows from generated data.
     if [ "$name" = der ] && [ "${FUZZ_FIXTURES:-1}" = 1 ] && [ -d ../shared/fixtures/real ]; then
         seeds=(../shared/fixtures/real)
+    fi
+    if [ "$name" = jws ] && [ "${FUZZ_FIXTURES:-1}" = 1 ] && [ -d ../shared/fixtures/jws ]; then
+        mkdir -p "$out/seeds-jws"
+        cp ../shared/fixtures/jws/*.jws "$out/seeds-jws/"
+        seeds=("$out/seeds-jws")
     fi
     local limit=(-max_total_time="$seconds")
     [ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")
@@ -105,7 +112,7 @@ if [ "${1:-}" = merge ]; then
 fi
 
 seconds="${1:-60}"
-for t in ${FUZZ_TARGETS:-der ndjson zstd}; do
+for t in ${FUZZ_TARGETS:-der ndjson zstd jws}; do
     build "$t"
     run_target "$t" "$seconds"
 done

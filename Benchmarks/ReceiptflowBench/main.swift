@@ -53,6 +53,25 @@ case "sinks":
                 Double(r.allocations) / Double(max(1, r.transactionRows)), r.seconds * 1e6 / rows,
                 r.bytes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value) B" }.joined(separator: ", ")))
     }
+case "jws":
+    // JWS verification against OpenSSL's ES256 check alone, on all cores (BENCH_THREADS to change).
+    let env = ProcessInfo.processInfo.environment
+    let threads = Int(env["BENCH_THREADS"] ?? "") ?? ProcessInfo.processInfo.activeProcessorCount
+    let seconds = Double(env["BENCH_SECONDS"] ?? "") ?? 2
+    do {
+        let r = try runJWSBench(count: Int(env["BENCH_ITERATIONS"] ?? "") ?? 2000, threads: threads, seconds: seconds)
+        print(
+            String(
+                format:
+                    "jws: %d threads, ceiling (EVP_DigestVerify ES256) %.0f/s %.1f CPU µs, evaluator %.0f/s %.1f CPU µs: "
+                    + "%.3f of the ceiling by wall clock, %.3f by CPU time; %d failures",
+                r.threads, r.ceilingPerSecond, r.ceilingCPUMicros, r.evaluatorPerSecond, r.evaluatorCPUMicros,
+                r.ratioWall, r.ratioCPU, r.failures))
+        if r.failures > 0 { exit(1) }
+    } catch {
+        print("jws: \(error)")
+        exit(1)
+    }
 default:
     print("receiptflow-bench: unknown mode \(mode)")
     exit(2)

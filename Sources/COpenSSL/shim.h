@@ -11,6 +11,7 @@
 #include <openssl/pem.h>
 #include <openssl/crypto.h>
 #include <openssl/rsa.h>
+#include <openssl/ec.h>
 #include <openssl/bn.h>
 #include <openssl/asn1.h>
 #include <openssl/objects.h>

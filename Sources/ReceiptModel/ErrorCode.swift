@@ -27,6 +27,8 @@ public enum ErrorCode: String, Sendable, CaseIterable, Hashable {
     case signerNotFound = "signer_not_found"
     /// The `--device-id-field` value is present but not a UUID, a MAC address or 12 or 32 hex digits.
     case invalidDeviceID = "invalid_device_id"
+    /// A StoreKit 2 JWS that is not a well-formed compact JWS with a JSON header and payload.
+    case jwsMalformed = "jws_malformed"
     // 21003: the receipt could not be authenticated.
     case unsupportedAlgorithm = "unsupported_algorithm"
     case badSignature = "bad_signature"
@@ -46,7 +48,7 @@ public enum ErrorCode: String, Sendable, CaseIterable, Hashable {
     public var status: ReceiptStatus {
         switch self {
         case .invalidJSON, .missingField, .emptyReceipt, .invalidBase64, .recordTooLarge, .malformedDER,
-            .malformedAttribute, .limitExceeded, .signerNotFound, .invalidDeviceID:
+            .malformedAttribute, .limitExceeded, .signerNotFound, .invalidDeviceID, .jwsMalformed:
             return .malformed
         case .unsupportedAlgorithm, .badSignature, .untrustedChain, .certificatePolicy, .certificateExpired,
             .certificateNotYetValid, .wrongBundleID, .wrongAppVersion, .deviceMismatch:

@@ -1,4 +1,4 @@
-/// Builds and signs X.509 v3 certificates (SHA-256 with RSA) from parts, so every byte is under the program's
+/// Builds and signs X.509 v3 certificates (SHA-256 with RSA, or ECDSA for the JWS chain) from parts, so every byte is under the program's
 /// control and the same inputs give the same certificate.
 public enum CertificateBuilder {
     /// Object identifiers used in the test PKI.
@@ -9,7 +9,7 @@ public enum CertificateBuilder {
         public static let receiptSigning = "1.2.840.113635.100.6.11.1"
         /// Apple's certificate policy, 1.2.840.113635.100.5.1 (in the leaf's certificatePolicies).
         public static let appleCertificatePolicy = "1.2.840.113635.100.5.1"
-        static let sha256WithRSA = "1.2.840.113549.1.1.11"
+        public static let sha256WithRSA = "1.2.840.113549.1.1.11"
         static let basicConstraints = "2.5.29.19"
         static let keyUsage = "2.5.29.15"
         static let certificatePolicies = "2.5.29.32"
@@ -61,7 +61,8 @@ public enum CertificateBuilder {
     ///   - serial: a positive serial number, unique within the PKI.
     ///   - profile: validity (epoch seconds), CA flag and marker OIDs.
     public static func make(
-        subject: Name, subjectKey: PrivateKey, issuer: Name, issuerKey: PrivateKey, serial: Int64, profile: Profile
+        subject: Name, subjectKey: some CertificateSigningKey, issuer: Name, issuerKey: some CertificateSigningKey,
+        serial: Int64, profile: Profile
     ) throws(SynthError) -> TestCertificate {
         let keyID = Array(Crypto.sha1(subjectKey.publicKeyInfo).prefix(20))
         let issuerKeyID = Array(Crypto.sha1(issuerKey.publicKeyInfo).prefix(20))
@@ -83,7 +84,7 @@ public enum CertificateBuilder {
         }
         for oid in profile.markerOIDs { ext(oid, critical: false, DER.null) }
 
-        let sigAlg = DER.algorithm(OIDs.sha256WithRSA)
+        let sigAlg = issuerKey.certificateSignatureAlgorithm
         let tbs = DER.sequence([
             DER.context(0, DER.integer(2)),
             DER.integer(serial),
@@ -94,7 +95,7 @@ public enum CertificateBuilder {
             subjectKey.publicKeyInfo,
             DER.context(3, DER.sequence(extensions)),
         ])
-        let signature = issuerKey.signSHA256(tbs)
+        let signature = issuerKey.signCertificate(tbs)
         return try TestCertificate(der: DER.sequence([tbs, sigAlg, DER.bitString(signature)]))
     }
 }

@@ -1,0 +1,131 @@
+import Foundation
+import ReceiptModel
+import ReceiptVerify
+
+/// Why a JWS could not be read or did not verify: a stable code and one human sentence.
+public struct JWSError: Error, Sendable, Equatable {
+    public var code: ErrorCode
+    public var detail: String
+
+    public init(_ code: ErrorCode, _ detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+}
+
+/// A compact-serialised JWS (RFC 7515 section 7.1) split into its decoded parts.
+///
+/// Only what Apple signs is accepted: a JSON header with `alg` and an `x5c` certificate chain, a JSON object
+/// payload, and a signature (empty only for an unsecured JWS, whose `alg` the verifier rejects).
+public struct CompactJWS: Sendable {
+    /// Bytes of the input the signature covers, from its start: `BASE64URL(header) "." BASE64URL(payload)`.
+    public let signingInputCount: Int
+    public let header: JWSHeader
+    /// The decoded payload: a JSON object's UTF-8 text.
+    public let payload: [UInt8]
+    /// The decoded signature (raw `r || s` for ES256).
+    public let signature: [UInt8]
+
+    /// Longest JWS accepted; Apple's largest (a notification with two nested JWS) is about 20 KB.
+    public static let maximumLength = 1 << 20
+
+    /// Splits and decodes `text`, a compact JWS; `headers` reuses the decoded header of a header seen before.
+    public static func parse(_ text: UnsafeRawBufferPointer, headers: JWSHeaderCache? = nil) throws(JWSError)
+        -> CompactJWS
+    {
+        guard text.count <= maximumLength else {
+            throw JWSError(.jwsMalformed, "the JWS is longer than \(maximumLength) bytes")
+        }
+        var dots: [Int] = []
+        for (i, b) in text.enumerated() where b == UInt8(ascii: ".") {
+            dots.append(i)
+            if dots.count > 2 { break }
+        }
+        guard dots.count == 2 else {
+            throw JWSError(
+                .jwsMalformed,
+                "a compact JWS has three parts separated by two dots; this one has \(dots.count > 2 ? "more" : "fewer")"
+            )
+        }
+        let headerText = UnsafeRawBufferPointer(rebasing: text[0..<dots[0]])
+        let payloadText = UnsafeRawBufferPointer(rebasing: text[(dots[0] + 1)..<dots[1]])
+        let signatureText = UnsafeRawBufferPointer(rebasing: text[(dots[1] + 1)...])
+        let header: JWSHeader
+        if let headers {
+            header = try headers.header(headerText)
+        } else {
+            header = try JWSHeader(base64url: headerText)
+        }
+        guard let payload = Base64URL.decode(payloadText) else {
+            throw JWSError(.jwsMalformed, "the JWS payload is not base64url")
+        }
+        // An empty signature is well-formed (an unsecured JWS, alg "none"): the verifier rejects its alg.
+        guard let signature = signatureText.isEmpty ? [] : Base64URL.decode(signatureText) else {
+            throw JWSError(.jwsMalformed, "the JWS signature is not base64url")
+        }
+        return CompactJWS(signingInputCount: dots[1], header: header, payload: payload, signature: signature)
+    }
+}
+
+/// The protected header of an Apple JWS.
+public struct JWSHeader: Sendable {
+    /// The `alg` value as written (the verifier accepts only `ES256`).
+    public let alg: String
+    /// The certificates of `x5c`, leaf first.
+    public let chain: JWSCertificateChain
+
+    /// Decodes a header from its base64url text.
+    init(base64url text: UnsafeRawBufferPointer) throws(JWSError) {
+        guard let json = Base64URL.decode(text) else {
+            throw JWSError(.jwsMalformed, "the JWS header is not base64url")
+        }
+        guard let object = JSONObject.parse(json) else {
+            throw JWSError(.jwsMalformed, "the JWS header is not a JSON object")
+        }
+        guard let alg = object["alg"] as? String else {
+            throw JWSError(.jwsMalformed, "the JWS header has no alg")
+        }
+        // A critical extension this reader does not know must not be ignored (RFC 7515 section 4.1.11).
+        if object["crit"] != nil {
+            throw JWSError(.jwsMalformed, "the JWS header names critical extensions (crit), which are not supported")
+        }
+        self.alg = alg
+        var certificates: [[UInt8]] = []
+        for (i, element) in (object["x5c"] as? [Any] ?? []).enumerated() {
+            // x5c entries are standard base64 (RFC 7515 section 4.1.6), not base64url.
+            guard let s = element as? String, let data = Data(base64Encoded: s) else {
+                throw JWSError(.jwsMalformed, "x5c[\(i)] is not a base64 string")
+            }
+            certificates.append([UInt8](data))
+        }
+        chain = JWSCertificateChain(certificates)
+    }
+}
+
+/// Decoded headers by their exact base64url text: Apple signs every JWS of one leaf certificate under the same
+/// header, so a run decodes each distinct header once. Bounded (see `BytesKeyedCache`).
+public final class JWSHeaderCache: Sendable {
+    private let cache: BytesKeyedCache<Result<JWSHeader, JWSError>>
+
+    public init(capacity: Int = 1024) {
+        cache = BytesKeyedCache(capacity: capacity)
+    }
+
+    func header(_ text: UnsafeRawBufferPointer) throws(JWSError) -> JWSHeader {
+        try cache.value(for: text) { () -> Result<JWSHeader, JWSError> in
+            do throws(JWSError) {
+                return .success(try JWSHeader(base64url: text))
+            } catch {
+                return .failure(error)
+            }
+        }.get()
+    }
+}
+
+/// JSON objects through Foundation's parser.
+enum JSONObject {
+    static func parse(_ bytes: [UInt8]) -> [String: Any]? {
+        guard let value = try? JSONSerialization.jsonObject(with: Data(bytes), options: []) else { return nil }
+        return value as? [String: Any]
+    }
+}

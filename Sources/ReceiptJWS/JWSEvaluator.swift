@@ -1,0 +1,107 @@
+import Foundation
+import ReceiptModel
+import ReceiptVerify
+
+/// The outcome for one JWS: its status and error (nil when valid), what it decoded to, and the JWS nested in it.
+public struct JWSVerdict: @unchecked Sendable {
+    public var status: ReceiptStatus = .valid
+    public var code: ErrorCode?
+    public var detail: String?
+    /// The signature and chain were checked and passed.
+    public var verified = false
+    public var kind: JWSKind = .other
+    /// The decoded header's `alg` and the leaf certificate's SHA-256, when the JWS got that far.
+    public var alg: String?
+    public var leafSHA256: String?
+    /// The decoded payload, when it could be read (also for a JWS whose signature failed).
+    public var fields: JWSFields?
+    /// JWS carried inside this one's payload (a notification's `signedTransactionInfo` and `signedRenewalInfo`),
+    /// by the key that held them, each judged on its own.
+    public var nested: [(key: String, verdict: JWSVerdict)] = []
+
+    mutating func reject(_ code: ErrorCode, _ detail: String) {
+        guard self.code == nil else { return }
+        self.code = code
+        self.detail = detail
+        status = code.status
+        verified = false
+    }
+}
+
+/// Reads and judges JWS strings: decode, verify at the payload's own `signedDate` (unless verification is off),
+/// then the nested JWS of a notification, each on its own.
+public struct JWSEvaluator: Sendable {
+    /// nil: decode only (`--no-verify`).
+    public let verifier: JWSVerifier?
+    /// Headers decoded once per distinct text, shared by every thread of a run.
+    public let headers: JWSHeaderCache
+
+    public init(verifier: JWSVerifier?, headers: JWSHeaderCache = JWSHeaderCache()) {
+        self.verifier = verifier
+        self.headers = headers
+    }
+
+    /// Keys of a notification's `data` whose values are JWS of their own.
+    static let nestedKeys = ["signedTransactionInfo", "signedRenewalInfo"]
+
+    /// The verdict on `text`, a compact JWS.
+    public func evaluate(_ text: Substring, nestingAllowed: Bool = true) -> JWSVerdict {
+        var copy = String(text)
+        return copy.withUTF8 { evaluate(UnsafeRawBufferPointer($0), nestingAllowed: nestingAllowed) }
+    }
+
+    /// The verdict on `text`, the bytes of a compact JWS.
+    public func evaluate(_ text: UnsafeRawBufferPointer, nestingAllowed: Bool = true) -> JWSVerdict {
+        var verdict = JWSVerdict()
+        let jws: CompactJWS
+        do throws(JWSError) {
+            jws = try CompactJWS.parse(text, headers: headers)
+        } catch {
+            verdict.reject(error.code, error.detail)
+            return verdict
+        }
+        verdict.alg = jws.header.alg
+        guard let object = JSONObject.parse(jws.payload) else {
+            verdict.reject(.jwsMalformed, "the JWS payload is not a JSON object")
+            return verdict
+        }
+        let fields = JWSFields(object)
+        verdict.fields = fields
+        verdict.kind = JWSKind.of(object)
+        if let verifier {
+            check(jws, UnsafeRawBufferPointer(rebasing: text[0..<jws.signingInputCount]), fields, verifier, &verdict)
+        }
+        if nestingAllowed, verdict.kind == .notification, let data = fields.object("data") {
+            for key in Self.nestedKeys {
+                guard let inner = data.string(key) else { continue }
+                // A notification's nested JWS hold no further JWS.
+                verdict.nested.append((key, evaluate(Substring(inner), nestingAllowed: false)))
+            }
+        }
+        return verdict
+    }
+
+    private func check(
+        _ jws: CompactJWS, _ signingInput: UnsafeRawBufferPointer, _ fields: JWSFields, _ verifier: JWSVerifier,
+        _ verdict: inout JWSVerdict
+    ) {
+        guard jws.header.alg == "ES256" else {
+            verdict.reject(
+                .unsupportedAlgorithm,
+                "the JWS alg is '\(jws.header.alg)'; Apple signs with ES256 and nothing else is accepted")
+            return
+        }
+        guard let signedDate = fields.signedDate else {
+            verdict.reject(.jwsMalformed, "the JWS payload has no signedDate to judge its certificates at")
+            return
+        }
+        let check = verifier.verify(
+            signingInput: signingInput, signature: jws.signature, chain: jws.header.chain, at: signedDate)
+        verdict.leafSHA256 = check.leafSHA256
+        if let code = check.code {
+            verdict.reject(code, check.detail ?? code.rawValue)
+        } else {
+            verdict.verified = true
+        }
+    }
+}

@@ -1,0 +1,209 @@
+import COpenSSL
+import ReceiptModel
+
+/// The verdict on one JWS signature: nil `code` when it passed.
+public struct JWSCheck: Sendable, Equatable {
+    public var code: ErrorCode?
+    public var detail: String?
+    /// Hex SHA-256 of the leaf certificate (`x5c[0]`), when it could be decoded.
+    public var leafSHA256: String?
+
+    public var passed: Bool { code == nil }
+}
+
+/// Verifies StoreKit 2 / App Store Server JWS signatures as Apple's libraries do offline: ES256 only, the `x5c`
+/// chain (leaf, intermediate, root) ending at a configured anchor, Apple's leaf and intermediate OIDs, every
+/// certificate valid at the time given (the payload's `signedDate`), and the signature over `header.payload`.
+///
+/// OpenSSL does every cryptographic computation; this type only assembles its inputs. Chain verdicts are cached
+/// per certificate set, so a stream of JWS signed by the same leaf verifies each chain once.
+public final class JWSVerifier: @unchecked Sendable {
+    /// The anchors every verdict is reached against.
+    public let anchors: TrustAnchors
+    /// Distinct certificate sets whose verdicts are kept; past it, verdicts are computed per JWS.
+    public let capacity: Int
+
+    /// Chain entries by the certificates' bytes (each length-prefixed).
+    private let entries: BytesKeyedCache<JWSChainEntry>
+
+    public init(anchors: TrustAnchors, capacity: Int = 1024) {
+        self.anchors = anchors
+        self.capacity = capacity
+        entries = BytesKeyedCache(capacity: capacity)
+    }
+
+    /// Distinct certificate sets verified so far and held.
+    public var cachedChains: Int { entries.count }
+
+    /// Checks `signature` (raw `r || s`, 64 bytes) over `signingInput` (the ASCII `header.payload`) with the
+    /// leaf of `certificates` (the decoded `x5c`), the chain to an anchor and its validity at `time` (epoch ms).
+    public func verify(
+        signingInput: UnsafeRawBufferPointer, signature: [UInt8], chain: JWSCertificateChain, at time: Int64
+    ) -> JWSCheck {
+        guard chain.der.count == 3 else {
+            return JWSCheck(
+                code: .untrustedChain,
+                detail: "the x5c header holds \(chain.der.count) certificates; Apple signs with exactly three "
+                    + "(leaf, intermediate, root)")
+        }
+        let entry = chain.key.withUnsafeBytes { k in
+            entries.value(for: k) { JWSChainEntry.build(chain.der, anchors: anchors) }
+        }
+        var check = JWSCheck(code: nil, detail: nil, leafSHA256: entry.leafSHA256)
+        switch entry.verdict {
+        case .untrusted(let why):
+            check.code = .untrustedChain
+            check.detail = why
+            return check
+        case .policy(let why):
+            check.code = .certificatePolicy
+            check.detail = why
+            return check
+        case .trusted:
+            break
+        }
+        if let w = entry.windows.first(where: { time > $0.notAfter }) {
+            check.code = .certificateExpired
+            check.detail =
+                "certificate \(w.subject) expired at \(UTCText.iso(w.notAfter)), before the JWS's "
+                + "signedDate \(UTCText.iso(time))"
+            return check
+        }
+        if let w = entry.windows.first(where: { time < $0.notBefore }) {
+            check.code = .certificateNotYetValid
+            check.detail =
+                "certificate \(w.subject) is valid only from \(UTCText.iso(w.notBefore)), after the "
+                + "JWS's signedDate \(UTCText.iso(time))"
+            return check
+        }
+        guard let key = entry.key else {
+            check.code = .untrustedChain
+            check.detail = "the leaf certificate holds no P-256 public key"
+            return check
+        }
+        guard let der = ECDSASignatureDER.encode(rawP256: signature) else {
+            check.code = .badSignature
+            check.detail = "an ES256 signature is 64 bytes (r || s); this one is \(signature.count)"
+            return check
+        }
+        if !Self.verifySHA256ECDSA(key: key, signature: der, message: signingInput) {
+            check.code = .badSignature
+            check.detail = "the ES256 signature does not match header.payload"
+        }
+        return check
+    }
+
+    /// OpenSSL's ECDSA verification of `signature` (DER) over SHA-256 of `message`.
+    private static func verifySHA256ECDSA(
+        key: OpaquePointer, signature: [UInt8], message: UnsafeRawBufferPointer
+    ) -> Bool {
+        guard let ctx = EVP_MD_CTX_new() else { fatalError("OpenSSL allocation failed") }
+        defer {
+            EVP_MD_CTX_free(ctx)
+            ERR_clear_error()
+        }
+        guard EVP_DigestVerifyInit(ctx, nil, Digests.sha256.md, nil, key) == 1 else { return false }
+        return signature.withUnsafeBufferPointer { sig in
+            let msg = message.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            return EVP_DigestVerify(ctx, sig.baseAddress, sig.count, msg, message.count) == 1
+        }
+    }
+
+}
+
+/// The certificates of one JWS header's `x5c`, leaf first, with the key the verifier caches their verdict under.
+/// Made once per distinct header.
+public final class JWSCertificateChain: Sendable {
+    public let der: [[UInt8]]
+    /// The certificates, each after its 4-byte length, so that two different splits of the same bytes differ.
+    let key: [UInt8]
+
+    public init(_ der: [[UInt8]]) {
+        self.der = der
+        var key: [UInt8] = []
+        for c in der {
+            let n = UInt32(clamping: c.count)
+            key += [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)]
+            key += c
+        }
+        self.key = key
+    }
+}
+
+/// What is learnt once about one `x5c` set: the chain verdict, the validity windows of its certificates, and
+/// the leaf's public key. Immutable after creation.
+final class JWSChainEntry: @unchecked Sendable {
+    let verdict: ChainVerdict
+    let windows: [CertificateWindow]
+    /// The leaf's EC P-256 key (owned), or nil when the leaf holds another kind.
+    let key: OpaquePointer?
+    let leafSHA256: String?
+
+    init(verdict: ChainVerdict, windows: [CertificateWindow], key: OpaquePointer?, leafSHA256: String?) {
+        self.verdict = verdict
+        self.windows = windows
+        self.key = key
+        self.leafSHA256 = leafSHA256
+    }
+
+    deinit {
+        if let key { EVP_PKEY_free(key) }
+    }
+
+    static func build(_ certificates: [[UInt8]], anchors: TrustAnchors) -> JWSChainEntry {
+        let decoded = certificates.map { c in c.withUnsafeBytes { OpenSSL.certificate(der: $0) } }
+        defer { decoded.forEach { if let x = $0 { X509_free(x) } } }
+        let leafSHA = certificates[0].withUnsafeBytes { OpenSSL.sha256Hex($0) }
+        guard let leaf = decoded[0], let intermediate = decoded[1], decoded[2] != nil else {
+            let which = decoded.firstIndex { $0 == nil } ?? 0
+            return JWSChainEntry(
+                verdict: .untrusted("x5c[\(which)] is not a DER certificate"), windows: [], key: nil,
+                leafSHA256: leafSHA)
+        }
+        // The root Apple sends must be one of the configured anchors, byte for byte; the chain is then built
+        // from the anchors' store, never from the root the JWS carries.
+        let rootIsAnchor = certificates[2].withUnsafeBytes { anchors.isAnchor($0) }
+        guard rootIsAnchor else {
+            return JWSChainEntry(
+                verdict: .untrusted("x5c[2] is not a configured trust anchor"), windows: [], key: nil,
+                leafSHA256: leafSHA)
+        }
+        var key = X509_get_pubkey(leaf)
+        if let k = key, !isP256(k) {
+            EVP_PKEY_free(k)
+            key = nil
+        }
+        ERR_clear_error()
+        let (verdict, windows) = ChainBuilder.verifyChain(leaf: leaf, intermediates: [intermediate], anchors: anchors)
+        return JWSChainEntry(verdict: verdict, windows: windows, key: key, leafSHA256: leafSHA)
+    }
+
+    /// True for an EC key on prime256v1, the only curve ES256 allows.
+    private static func isP256(_ key: OpaquePointer) -> Bool {
+        guard EVP_PKEY_get_base_id(key) == EVP_PKEY_EC else { return false }
+        var name = [CChar](repeating: 0, count: 64)
+        var len = 0
+        guard EVP_PKEY_get_utf8_string_param(key, "group", &name, name.count, &len) == 1 else { return false }
+        return String(decoding: name.prefix(len).map { UInt8(bitPattern: $0) }, as: UTF8.self) == "prime256v1"
+    }
+}
+
+/// The DER `ECDSA-Sig-Value` (SEQUENCE of two INTEGERs) that OpenSSL verifies, built from a JWS's raw `r || s`.
+enum ECDSASignatureDER {
+    /// nil unless `raw` is exactly 64 bytes.
+    static func encode(rawP256 raw: [UInt8]) -> [UInt8]? {
+        guard raw.count == 64 else { return nil }
+        let r = integer(raw[0..<32])
+        let s = integer(raw[32..<64])
+        // At most 2 * (2 + 33) = 70 content bytes: the short length form always fits.
+        return [0x30, UInt8(r.count + s.count)] + r + s
+    }
+
+    /// A DER INTEGER of the unsigned big-endian `bytes`: leading zeros dropped, one zero added when the top bit
+    /// is set, zero encoded as a single 00.
+    private static func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+        var v = Array(bytes.drop { $0 == 0 })
+        if v.isEmpty { v = [0] } else if v[0] & 0x80 != 0 { v.insert(0, at: 0) }
+        return [0x02, UInt8(v.count)] + v
+    }
+}
