@@ -78,8 +78,11 @@ struct OccurrenceColumns {
     }
 
     /// Merges occurrence `o` into `p` (a record of the same key) exactly as `p.merge(record(o))` would, copying
-    /// byte strings only when they differ from the ones `p` holds.
-    func merge(_ o: Occurrence, into p: inout PurchaseRecord) {
+    /// byte strings only when they differ from the ones `p` holds. `sameOriginal` says whether the row's
+    /// original_transaction_id equals `p`'s (the caller knows without reading `p`'s array). Returns whether
+    /// `o` became the newest occurrence.
+    @discardableResult
+    func merge(_ o: Occurrence, into p: inout PurchaseRecord, sameOriginal: Bool) -> Bool {
         let i = o.row
         p.occurrences += 1
         if let c = o.created {
@@ -91,9 +94,9 @@ struct OccurrenceColumns {
             p.cancellationDate = d
             p.cancellationReason = reason[i]
         }
-        guard p.newest < o.recency else { return }
+        guard p.newest < o.recency else { return false }
         p.newest = o.recency
-        Self.assign(&p.originalTransactionID, otid, i)
+        if !sameOriginal { p.originalTransactionID = otid.valid[i] ? Array(Self.view(otid, i)) : nil }
         if !Self.equal(p.productID, Self.view(product, i)) { p.productID = Array(Self.view(product, i)) }
         p.quantity = quantity[i]
         p.purchaseDate = purchase[i]
@@ -104,6 +107,7 @@ struct OccurrenceColumns {
         p.isInIntroOfferPeriod = intro[i]
         Self.assign(&p.promotionalOfferID, promo, i)
         p.productType = productType[i]
+        return true
     }
 
     /// Sets a nullable byte string to row `i` of `c`, keeping the held array when the bytes are the same.
@@ -189,7 +193,7 @@ struct OccurrenceExtractor {
     static func endsInSandbox(_ c: StringColumn, _ r: Int) -> Bool {
         guard c.valid[r] else { return false }
         return c.withBytes(r) { b in
-            let s = Array("Sandbox".utf8)
+            let s = "Sandbox".utf8
             return b.count >= s.count && b[(b.count - s.count)...].elementsEqual(s)
         }
     }

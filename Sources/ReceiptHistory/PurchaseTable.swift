@@ -4,7 +4,8 @@ import Foundation
 ///
 /// Records sit in one array. An open-addressing index of slots maps the 64-bit hash of a key to its record and
 /// to a copy of the key's bytes in one flat buffer, so that a lookup touches the slot and the key bytes and a
-/// hit is confirmed by comparing them. An occurrence of a purchase already held merges in place and allocates
+/// hit is confirmed by comparing them. The record's original_transaction_id is copied beside its key, so that
+/// a merge compares it there instead of in the record's own array. An occurrence of a purchase already held merges in place and allocates
 /// nothing (unless its newest facts carry different byte strings); only a new purchase makes a record.
 struct PurchaseTable {
     private struct Slot {
@@ -17,6 +18,9 @@ struct PurchaseTable {
         var bundleLength: Int32 = 0
         var keyOffset = 0
         var keyLength = 0
+        /// The record's original_transaction_id, also in `keys`; length -1 when null.
+        var originalOffset = 0
+        var originalLength = -1
     }
 
     private(set) var records: [PurchaseRecord] = []
@@ -49,7 +53,18 @@ struct PurchaseTable {
                         && Self.equal(k, slot.keyOffset + 1 + bundle.count, txid)
                 })
             {
-                columns.merge(o, into: &records[Int(slot.record) - 1])
+                let original = OccurrenceColumns.view(columns.otid, o.row)
+                let valid = columns.otid.valid[o.row]
+                let same =
+                    valid
+                    ? slot.originalLength == original.count
+                        && keys.withUnsafeBytes { Self.equal($0, slot.originalOffset, original) }
+                    : slot.originalLength == -1
+                if columns.merge(o, into: &records[Int(slot.record) - 1], sameOriginal: same) && !same {
+                    slots[s].originalOffset = keys.count
+                    slots[s].originalLength = valid ? original.count : -1
+                    keys.append(contentsOf: original)
+                }
                 return
             }
             s = (s + 1) & mask
@@ -67,6 +82,10 @@ struct PurchaseTable {
         keys.append(o.environment)
         keys.append(contentsOf: bundle)
         keys.append(contentsOf: txid)
+        let original = OccurrenceColumns.view(columns.otid, o.row)
+        slots[s].originalOffset = keys.count
+        slots[s].originalLength = columns.otid.valid[o.row] ? original.count : -1
+        keys.append(contentsOf: original)
         if records.count * 2 > slots.count { grow() }
     }
 
