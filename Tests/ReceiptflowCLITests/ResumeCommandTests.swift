@@ -203,7 +203,7 @@ private func partCount(_ out: URL) -> Int {
     return names.filter { $0.hasPrefix("part-") }.count
 }
 
-@Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: Fixtures.executable.path)))
+@Suite(.serialized)
 struct ResumeCommandTests {
     let data = ResumeData.shared
 
