@@ -2,7 +2,8 @@
 # The README's test command. First checks what the build and the tests need and stops within seconds with the fix
 # when something is missing (the Python reader packages it installs itself when pip can); then the Swift tests in
 # debug and release, then the Python reader checks on the release binary of the same build.
-#   bash scripts/test.sh
+#   bash scripts/test.sh                    everything
+#   bash scripts/test.sh --filter NAME      only the Swift tests matching NAME (debug and release), no Python checks
 # A second run with nothing changed rebuilds nothing: the release tests build in their own folder
 # (.build-release-tests, with the testing flags), so they never invalidate the plain release build that
 # scripts/demo.sh, scripts/install.sh and scripts/bench.sh make in .build.
@@ -50,11 +51,12 @@ fi
 
 # --- Swift tests -------------------------------------------------------------------------------------------------
 swift build --build-tests
-swift test --skip-build
+swift test --skip-build "$@"
 # Release build: the parser must hold its bounds without debug checks too.
 release=(-c release --scratch-path .build-release-tests)
 swift build "${release[@]}" --build-tests
-swift test "${release[@]}" --skip-build
+swift test "${release[@]}" --skip-build "$@"
+[ $# -eq 0 ] || exit 0
 
 # --- Python reader checks, on the release binary the tests just built --------------------------------------------
 RECEIPTFLOW_BIN="$(swift build "${release[@]}" --show-bin-path)/receiptflow" python3 -m pytest -q Tests/python
