@@ -134,7 +134,8 @@ func runBench(_ argv: [String]) -> Int32 {
             ["name": "throughput / ceiling", "unit": "ratio", "value": (ratio * 1000).rounded() / 1000],
         ]
         do {
-            let data = try JSONSerialization.data(withJSONObject: entries, options: [.prettyPrinted, .sortedKeys])
+            let data = try JSONSerialization.data(
+                withJSONObject: entries, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
             try (data + Data("\n".utf8)).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
             printError("receiptflow bench: cannot write \(path): \(error.localizedDescription)")
