@@ -35,7 +35,10 @@ let package = Package(
         .target(name: "ReceiptSynth", dependencies: ["ReceiptModel", "COpenSSL", "CZstd"]),
         .executableTarget(
             name: "receiptflow",
-            dependencies: ["ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline", "ReceiptSynth"]
+            dependencies: [
+                "ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline", "ReceiptSynth",
+                "COpenSSL",  // `receiptflow bench` measures the RSA ceiling through OpenSSL
+            ]
         ),
         .executableTarget(
             name: "ReceiptflowBench",
