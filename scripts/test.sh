@@ -59,4 +59,9 @@ swift test "${release[@]}" "$@"
 [ $# -eq 0 ] || exit 0
 
 # --- Python reader checks, on the release binary the tests just built --------------------------------------------
-RECEIPTFLOW_BIN="$(swift build "${release[@]}" --show-bin-path)/receiptflow" python3 -m pytest -q Tests/python
+# The output writers' harness (a test-only executable) comes from the debug build above: building it in the release
+# scratch path without testable imports would invalidate the release tests' build.
+sinks="$(swift build "${release[@]}" --show-bin-path)/SinkHarness"
+[ -x "$sinks" ] || sinks="$(swift build --show-bin-path)/SinkHarness"
+RECEIPTFLOW_BIN="$(swift build "${release[@]}" --show-bin-path)/receiptflow" RECEIPTFLOW_SINKS_BIN="$sinks" \
+    python3 -m pytest -q Tests/python
