@@ -35,7 +35,8 @@ struct SHAKernelFallbackTests {
                 $0 != "summary.json"
             }
             #expect(
-                Set(files) == Set(["receipts", "transactions", "purchases", "subscriptions"].map { "\($0).\(format)" }),
+                Set(files)
+                    == Set(["receipts", "transactions", "purchases", "subscriptions"].map { "\($0).\(format)" }),
                 "\(format): \(files)")
             for name in files {
                 let a = try Data(contentsOf: outputs[0].appendingPathComponent(name))
