@@ -175,7 +175,8 @@ struct ExportSetup {
 
     init(_ argv: [String]) throws(UsageError) {
         let args = try Arguments(
-            argv, flags: ["--no-verify", "--progress", "--quiet", "--resume", "--require-device-match", "--no-history"],
+            argv,
+            flags: ["--no-verify", "--progress", "--quiet", "--resume", "--require-device-match", "--no-history"],
             valued: [
                 "--out", "--format", "--trust-anchor", "--field", "--id-field", "--environment", "--bundle-id",
                 "--threads", "--max-record-size", "--part-records", "--app-version", "--device-id-field", "--as-of",
