@@ -44,6 +44,8 @@ public final class RecordReader {
     private var line = 1
     private var skipping = false
     private var ended = false
+    /// Whether the first bytes read were checked (`InputSniffer`).
+    private var sniffed = false
     public private(set) var format: RecordFormat? = nil
     /// Lines numbered up to this one are still read (they count for line numbers and format detection) but make
     /// no record and no blank-line count: a resumed run starts after the last line its committed output covers.
@@ -166,6 +168,15 @@ public final class RecordReader {
             // In place, the whole room: the source decodes one block per read whatever room it is given.
             let end = decodesInPlace ? cap : filled < target ? target : min(cap, filled + step)
             let n = try source.read(into: UnsafeMutableRawBufferPointer(start: buf + filled, count: end - filled))
+            if !sniffed && n > 0 {
+                // The first bytes of the stream, decompressed (nothing is carried into the first batch).
+                sniffed = true
+                if let what = InputSniffer.problem(UnsafeRawBufferPointer(start: buf + filled, count: n)) {
+                    throw InputError(
+                        "input '\(name == "-" ? "standard input" : name)' is \(what), which receiptflow cannot read; "
+                            + "give NDJSON or base64 text, plain or compressed with gzip or zstd")
+                }
+            }
             if n == 0 {
                 ended = true
             } else {
@@ -205,8 +216,17 @@ public final class RecordReader {
     }
 
     /// Records the line `buf[start..<end]` (terminator excluded) and advances the line counter.
-    private func cut(_ batch: RecordBatch, _ buf: UnsafeMutableRawPointer, _ start: Int, _ end: Int) {
+    private func cut(_ batch: RecordBatch, _ buf: UnsafeMutableRawPointer, _ lineStart: Int, _ end: Int) {
         defer { line += 1 }
+        var start = lineStart
+        // A UTF-8 byte order mark (Windows tools, some database exports) is not part of the first record.
+        // In range: start + 3 <= end <= capacity.
+        if line == 1 && end - start >= 3 && buf.load(fromByteOffset: start, as: UInt8.self) == 0xEF
+            && buf.load(fromByteOffset: start + 1, as: UInt8.self) == 0xBB
+            && buf.load(fromByteOffset: start + 2, as: UInt8.self) == 0xBF
+        {
+            start += 3
+        }
         var e = end
         // In range: start <= e - 1 < end <= capacity.
         if e > start && buf.load(fromByteOffset: e - 1, as: UInt8.self) == 0x0D { e -= 1 }

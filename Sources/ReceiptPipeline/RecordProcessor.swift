@@ -170,6 +170,8 @@ public final class RecordProcessor {
         do throws(ReceiptError) {
             n = try Base64.decode(text, into: lane.decoded)
         } catch {
+            // A StoreKit 2 JWS fails base64 at its first `.`: name it instead.
+            if JWSDetector.isJWS(text) { return .failed(.jwsNotReceipt, .text(JWSDetector.detail, at: -1)) }
             return .failed(.invalidBase64, Detail(error))
         }
         if n == 0 {
