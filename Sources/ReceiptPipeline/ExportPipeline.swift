@@ -97,8 +97,16 @@ public final class ExportPipeline: @unchecked Sendable {
         }
         let columns = Pool { ColumnBatch(sequence: 0) }
         let workers = DispatchGroup()
-        let readerQueue = DispatchQueue(label: "receiptflow.reader")
-        readerQueue.async { [self] in read(slots, batches) }
+        let reader = DispatchGroup()
+        DispatchQueue(label: "receiptflow.reader").async(group: reader) { [self] in read(slots, batches) }
+        // Every way out joins the reader and the workers before the sink finishes or aborts: no thread of the
+        // run outlives `run` (a thread still running while the process exits can touch freed globals).
+        func join() {
+            workers.wait()
+            // A reader blocked reading a pipe whose writer is silent notices the cancellation only when the read
+            // returns; it holds no output, so it is not waited for longer than this.
+            _ = reader.wait(timeout: .now() + .seconds(5))
+        }
         for k in 0..<config.threads {
             // A serial queue of its own gives each worker a thread that may block on the work queue.
             DispatchQueue(label: "receiptflow.worker.\(k)").async(group: workers) { [self] in
@@ -127,16 +135,16 @@ public final class ExportPipeline: @unchecked Sendable {
 
         if let message = failure.withLock({ $0 }) {
             cancel()
-            workers.wait()
+            join()
             sink.abort()
             return .failed(message, result())
         }
         if cancelled.load(ordering: .sequentiallyConsistent) {
-            workers.wait()
+            join()
             sink.abort()
             return .cancelled(result())
         }
-        workers.wait()
+        join()
         do throws(SinkError) {
             try sink.finish()
         } catch {
