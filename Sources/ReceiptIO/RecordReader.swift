@@ -14,6 +14,10 @@ public struct ReaderOptions: Sendable {
     public var batchBytes: Int = 4 << 20
     /// At most this many records per batch, so that a batch of tiny lines keeps its column batch small.
     public var maxRecordsPerBatch: Int = 8192
+    /// Whether the first bytes of the stream are checked (`InputSniffer`): another compression, an archive or
+    /// binary data then fails the read with a message naming it. The export turns it on; tests of the reader's
+    /// mechanics feed arbitrary bytes.
+    public var rejectsUnreadableContent = false
 
     public init(maxRecordSize: Int = 1 << 20, batchBytes: Int = 4 << 20, maxRecordsPerBatch: Int = 8192) {
         self.maxRecordSize = maxRecordSize
@@ -44,8 +48,8 @@ public final class RecordReader {
     private var line = 1
     private var skipping = false
     private var ended = false
-    /// Whether the first bytes read were checked (`InputSniffer`).
-    private var sniffed = false
+    /// The first bytes of the stream until they are checked (`InputSniffer`); nil once they were.
+    private var head: [UInt8]?
     public private(set) var format: RecordFormat? = nil
     /// Lines numbered up to this one are still read (they count for line numbers and format detection) but make
     /// no record and no blank-line count: a resumed run starts after the last line its committed output covers.
@@ -59,6 +63,7 @@ public final class RecordReader {
         self.name = name
         self.sourceIndex = sourceIndex
         self.options = options
+        head = options.rejectsUnreadableContent ? [] : nil
         if let zstd = source as? ZstdByteSource { inPlace = InPlaceState(zstd, options) }
     }
 
@@ -168,15 +173,7 @@ public final class RecordReader {
             // In place, the whole room: the source decodes one block per read whatever room it is given.
             let end = decodesInPlace ? cap : filled < target ? target : min(cap, filled + step)
             let n = try source.read(into: UnsafeMutableRawBufferPointer(start: buf + filled, count: end - filled))
-            if !sniffed && n > 0 {
-                // The first bytes of the stream, decompressed (nothing is carried into the first batch).
-                sniffed = true
-                if let what = InputSniffer.problem(UnsafeRawBufferPointer(start: buf + filled, count: n)) {
-                    throw InputError(
-                        "input '\(name == "-" ? "standard input" : name)' is \(what), which receiptflow cannot read; "
-                            + "give NDJSON or base64 text, plain or compressed with gzip or zstd")
-                }
-            }
+            if head != nil { try sniff(buf + filled, n) }
             if n == 0 {
                 ended = true
             } else {
@@ -188,6 +185,7 @@ public final class RecordReader {
             // The next batch starts a new segment: make this one long enough first (the bytes become carry).
             while state.zstd.needsLongerSegment {
                 let n = try source.read(into: UnsafeMutableRawBufferPointer(start: buf + filled, count: cap - filled))
+                if head != nil { try sniff(buf + filled, n) }
                 if n == 0 {
                     ended = true
                     break
@@ -213,6 +211,24 @@ public final class RecordReader {
         batch.endLine = max(skipping ? line : line - 1, 0)
         batch.format = format ?? .base64
         return !batch.records.isEmpty || batch.blankLines > 0 || batch.inputBytes > 0 || !ended || carryCount > 0
+    }
+
+    /// Collects the first `InputSniffer.window` bytes read (`n == 0`: the end) and checks them once they are all
+    /// there: an input that is another format or binary data fails before any of its records is used.
+    private func sniff(_ p: UnsafeMutableRawPointer, _ n: Int) throws(InputError) {
+        guard var bytes = head else { return }
+        bytes.append(contentsOf: UnsafeRawBufferPointer(start: p, count: min(n, InputSniffer.window - bytes.count)))
+        guard bytes.count >= InputSniffer.window || n == 0 else {
+            head = bytes
+            return
+        }
+        head = nil
+        let problem = bytes.withUnsafeBytes { InputSniffer.problem($0) }
+        if let problem {
+            throw InputError(
+                "input '\(name == "-" ? "standard input" : name)' is \(problem), which receiptflow cannot read; "
+                    + "give NDJSON or base64 text, plain or compressed with gzip or zstd")
+        }
     }
 
     /// Records the line `buf[start..<end]` (terminator excluded) and advances the line counter.

@@ -173,7 +173,9 @@ public final class ExportPipeline: @unchecked Sendable {
             if let resume = config.resumeAfter, k < resume.source { continue }
             let reader: RecordReader
             do throws(InputError) {
-                reader = try RecordReader.open(path, sourceIndex: k, options: config.reader)
+                var options = config.reader
+                options.rejectsUnreadableContent = true
+                reader = try RecordReader.open(path, sourceIndex: k, options: options)
             } catch {
                 fail(error.message)
                 return

@@ -87,8 +87,8 @@ func runInParts(
         manifest = PartManifest(identity: identity, partRecords: setup.partRecords!)
     }
     if setup.overwrite {
-        // A run in parts commits part by part: the earlier run's other files go now (its parts go below).
-        for path in OutputFolder.earlierRun(in: out) where !OutputFolder.tables.contains(path) {
+        // A run in parts commits part by part, so the earlier run's files go before it starts.
+        for path in OutputFolder.earlierRun(in: out) {
             do throws(SinkError) {
                 try OutputFolder.remove(path, in: out)
             } catch {
