@@ -76,7 +76,8 @@ public struct RunSummary: Sendable {
         do throws(SinkError) {
             try replaceFileDurably(directory: directory, name: "summary.json", bytes: bytes)
         } catch {
-            throw SummaryError("\(error.message); check that --out is writable")
+            let path = directory.hasSuffix("/") ? directory + "summary.json" : directory + "/summary.json"
+            throw SummaryError("cannot write \(path) (\(error.message)); check that --out is writable")
         }
     }
 }

@@ -13,14 +13,16 @@ public enum OutputFolder {
     public static let runFiles = ["summary.json", "manifest.json"]
     static let extensions = ["parquet", "csv", "ndjson"]
 
-    /// Relative paths of an earlier run's files in `directory`: tables of any format, table folders, the
-    /// summary and the manifest. Empty when the folder is missing or holds none.
+    /// Relative paths of an earlier run's files in `directory`: tables of any format, table folders holding
+    /// parts, the summary and the manifest. Empty when the folder is missing or holds none.
     public static func earlierRun(in directory: String) -> [String] {
         let names = Set(list(directory))
         var found: [String] = []
         for t in tables {
             for e in extensions where names.contains("\(t).\(e)") { found.append("\(t).\(e)") }
-            if names.contains(t), isDirectory(join(directory, t)) { found.append(t) }
+            if names.contains(t), isDirectory(join(directory, t)), list(join(directory, t)).contains(where: isPart) {
+                found.append(t)
+            }
         }
         for f in runFiles where names.contains(f) { found.append(f) }
         return found
@@ -66,6 +68,9 @@ public enum OutputFolder {
             throw SinkError.system("cannot remove the folder", path)
         }
     }
+
+    /// A committed part file's name (`part-00000.csv`).
+    static func isPart(_ name: String) -> Bool { name.hasPrefix("part-") }
 
     /// `unlink`, with a missing file accepted.
     static func removeFile(_ path: String) throws(SinkError) {

@@ -32,7 +32,12 @@ struct OutputFolderClaim {
         } catch {
             return refuse(error.message, 1)
         }
-        let earlier = OutputFolder.earlierRun(in: out)
+        var earlier = OutputFolder.earlierRun(in: out)
+        if setup.inParts && !earlier.contains("manifest.json") {
+            // Parts without a manifest are what a run killed before its first manifest write leaves; the parts
+            // run removes every part its manifest does not list.
+            earlier.removeAll { OutputFolder.tables.contains($0) }
+        }
         // A resumed run continues the files in the folder; an unfinished parts run is reported by the parts
         // command (it says how to resume it).
         let partsRunToContinue = setup.inParts && earlier.contains("manifest.json")
