@@ -13,6 +13,12 @@ public enum OutputFolder {
     public static let runFiles = ["summary.json", "manifest.json"]
     static let extensions = ["parquet", "csv", "ndjson"]
 
+    /// The single-file tables a plain run in `format` writes.
+    public static func tableFiles(_ format: OutputFormat) -> [String] {
+        let tables = format == .ndjson ? ["receipts"] : ["receipts", "transactions"]
+        return tables.map { "\($0).\(format.fileExtension)" }
+    }
+
     /// Relative paths of an earlier run's files in `directory`: tables of any format, table folders holding
     /// parts, the summary and the manifest. Empty when the folder is missing or holds none.
     public static func earlierRun(in directory: String) -> [String] {
