@@ -1,9 +1,10 @@
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import Synchronization
 
 /// The files of one run, written under temporary names and made visible together by `commit`, with
 /// `summary.json` renamed last as the commit marker: a folder whose `summary.json` is present holds one complete

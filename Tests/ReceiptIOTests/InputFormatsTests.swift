@@ -92,7 +92,9 @@ private let text = Array((lines.joined(separator: "\n") + "\n").utf8)
             (Array(text[0..<50]) + [0xC3, 0x28] + text, "not UTF-8 text at offset 51"),
         ]
         for (bytes, name) in cases {
-            #expect(InputSniffer.problem(UnsafeRawBufferPointer(start: bytes, count: bytes.count))?.contains(name) == true, "\(name)")
+            #expect(
+                InputSniffer.problem(UnsafeRawBufferPointer(start: bytes, count: bytes.count))?.contains(name) == true,
+                "\(name)")
             var failure: InputError? = nil
             do { _ = try records(bytes) } catch let e as InputError { failure = e }
             #expect(failure?.message.contains(name) == true, "\(name): \(failure?.message ?? "no error")")

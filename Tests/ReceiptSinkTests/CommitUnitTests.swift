@@ -44,7 +44,8 @@ import Testing
         // Finished and staged, but nothing under a final name has changed.
         let staged = Self.listing(dir)
         for (name, text) in earlier { #expect(staged[name] == text, "\(name)") }
-        #expect(staged.keys.filter { !earlier.keys.contains($0) }.allSatisfy { $0.hasPrefix(".") && $0.hasSuffix(".tmp") })
+        #expect(
+            staged.keys.filter { !earlier.keys.contains($0) }.allSatisfy { $0.hasPrefix(".") && $0.hasSuffix(".tmp") })
         #expect(Set(unit.stagedNames) == Set(OutputFolder.tableFiles(format) + ["summary.json"]))
 
         try unit.commit(removing: ["receipts.xyz", "summary.json"])

@@ -100,7 +100,10 @@ struct FailSafeInputTests {
             ("x.7z", [0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C] + plain, "7z archive"),
             ("nul.ndjson", Array(plain[0..<200]) + [0, 0, 0] + plain, "NUL byte"),
             ("latin1.ndjson", Array(plain[0..<10]) + [0xE9, 0x20] + plain, "not UTF-8"),
-            ("receipt.der", try Fixtures.bytes(Fixtures.realDir.appendingPathComponent(Fixtures.realReceiptNames()[0])), "DER"),
+            (
+                "receipt.der",
+                try Fixtures.bytes(Fixtures.realDir.appendingPathComponent(Fixtures.realReceiptNames()[0])), "DER"
+            ),
         ]
         // The real tools' output too, where they are installed.
         for (tool, name, what) in [("bzip2", "t.bz2", "bzip2"), ("xz", "t.xz", "xz")] {

@@ -134,7 +134,8 @@ struct FailSafeOutputTests {
             #expect(FailSafe.wait(seconds: 20) { FileManager.default.fileExists(atPath: out.path) })
             usleep(300_000)
             for secondMode in [[], ["--part-records", "5"]] {
-                let (status, _, err) = try runTool(FailSafe.args([plain.path], out, "csv", secondMode + ["--overwrite"]))
+                let (status, _, err) = try runTool(
+                    FailSafe.args([plain.path], out, "csv", secondMode + ["--overwrite"]))
                 #expect(status == 1, "\(err)")
                 #expect(err.contains("process \(first.processIdentifier)"), "\(err)")
             }
@@ -217,7 +218,9 @@ struct FailSafeOutputTests {
             ("parquet", []), ("csv", []), ("ndjson", []), ("csv", ["--part-records", "5"]),
         ]
         for (oldFormat, oldMode) in earlier {
-            for (newFormat, newMode) in [("parquet", [String]()), ("csv", []), ("ndjson", []), ("ndjson", ["--part-records", "7"])]
+            for (newFormat, newMode) in [
+                ("parquet", [String]()), ("csv", []), ("ndjson", []), ("ndjson", ["--part-records", "7"]),
+            ]
             where (oldFormat, oldMode) != (newFormat, newMode) {
                 let out = dir.appendingPathComponent("out-\(UUID().uuidString)")
                 let (s0, _, e0) = try runTool(FailSafe.args([plain.path], out, oldFormat, oldMode))
@@ -238,7 +241,8 @@ struct FailSafeOutputTests {
                 #expect(top == files(newFormat, parts: !newMode.isEmpty).union(["notes.txt"]), "\(label)")
                 #expect(try FailSafe.summaryRecords(out) == lines.count, "\(label)")
                 if !newMode.isEmpty {
-                    let parts = try FileManager.default.contentsOfDirectory(atPath: out.appendingPathComponent("receipts").path)
+                    let parts = try FileManager.default.contentsOfDirectory(
+                        atPath: out.appendingPathComponent("receipts").path)
                     #expect(!parts.isEmpty && parts.allSatisfy { $0.hasSuffix(".ndjson") }, "\(label): \(parts)")
                 }
             }

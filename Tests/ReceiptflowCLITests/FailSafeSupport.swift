@@ -30,7 +30,9 @@ enum FailSafe {
 
     /// `export INPUT... --out OUT --format FORMAT` with Apple's root, two threads and no progress line.
     static func args(_ inputs: [String], _ out: URL, _ format: String = "ndjson", _ extra: [String] = []) -> [String] {
-        ["export"] + inputs + ["--out", out.path, "--format", format, "--trust-anchor", apple, "--threads", "2", "--quiet"]
+        ["export"] + inputs + [
+            "--out", out.path, "--format", format, "--trust-anchor", apple, "--threads", "2", "--quiet",
+        ]
             + extra
     }
 
