@@ -64,7 +64,8 @@ for ((i = 0; i < runs; i++)); do
     f=${formats[$((i % 3))]}
     out="$mnt/out-$f"
     if [ ! -f "$out/summary.json" ]; then
-        "$bin" export "$small" --out "$out" --format "$f" --trust-anchor "$anchor" --threads 2 --quiet --overwrite
+        "$bin" export "$small" --out "$out" --format "$f" --trust-anchor "$anchor" --threads 2 --quiet --overwrite \
+            2>/dev/null
     fi
     before="$(snapshot "$out")"
     # Leave a different share of what the run needs each time, 0 to 110%: the disk fills at every stage, and
@@ -88,6 +89,7 @@ for ((i = 0; i < runs; i++)); do
     fi
     set -e
     rm -f "$mnt/filler"
+    if [ $(((i + 1) % 25)) = 0 ]; then echo "diskfull-loop: $((i + 1)) runs done" >&2; fi
     if grep -q "ThreadSanitizer" "$work/err"; then
         races=$((races + 1))
         echo "run $i ($f, $share/1000): ThreadSanitizer report" >&2
