@@ -1,11 +1,6 @@
 // libFuzzer entry for zstd input (ZstdByteSource and RecordReader, built by scripts/fuzz.sh): any byte string read
-// as a zstd stream must give, decoded in place into the batches, exactly the records it gives streamed through
-// libzstd's own window, or fail too, without crashing (the in-place path's preconditions guard its history).
-// The message may differ: libzstd's reason for a corrupt block depends on how much output room the decoder had,
-// which is not the same in its window and in a batch; a frame both cut short and corrupt may be reported as either;
-// and when a file arrives a few bytes a read, the streaming decoder's verdict on an unknown header depends on how
-// many bytes it saw first (the in-place path reads 18). Where libzstd itself gives a different verdict on the same
-// frame fed whole and fed in pieces, the in-place read must agree with its verdict on the whole input.
+// as a zstd stream through the reader's batches must give exactly the lines of what the source decodes (read on
+// its own, with the same arrival), or fail too, with one of the reader's messages, and without crashing.
 // Batches go back to the reader LIFO with one held out, the order that hands a reader its last buffer again.
 
 /// The fuzz input as a source, in reads of at most `chunk` bytes.
@@ -28,16 +23,7 @@ final class FuzzBytes: ByteSource {
     }
 }
 
-/// Hides the zstd source's type: the reader then streams, as every zstd input did before in-place decoding.
-final class Hidden: ByteSource {
-    let inner: any ByteSource
-    init(_ inner: any ByteSource) { self.inner = inner }
-    var bytesConsumed: Int { inner.bytesConsumed }
-    var knownSize: Int? { inner.knownSize }
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(InputError) -> Int { try inner.read(into: buffer) }
-}
-
-/// 256 KB batches, 4 KB records, 64 records a batch: windows up to about 124 KB decode in place, carries are large.
+/// 256 KB batches, 4 KB records, 64 records a batch: carries are large and batches end often.
 let options = ReaderOptions(maxRecordSize: 4096, batchBytes: 256 << 10, maxRecordsPerBatch: 64)
 /// Decompression bombs stop here: a read gives up after this many bytes of lines.
 let lineBudget = 2 << 20
@@ -45,18 +31,19 @@ let lineBudget = 2 << 20
 struct Result: Equatable {
     var records: [[UInt8]] = []
     var lines: [Int] = []
+    var tooLarge: [Bool] = []
     var blankLines = 0
     var error: String? = nil
     /// The budget ran out: only the records so far are comparable.
     var cut = false
 }
 
-func readAll(_ data: UnsafeRawBufferPointer, inPlace: Bool, chunk: Int, strictEmpty: Bool = false) -> Result {
+/// The input through `ZstdByteSource` and `RecordReader`.
+func readRecords(_ data: UnsafeRawBufferPointer, chunk: Int) -> Result {
     var result = Result()
     do throws(InputError) {
         let zstd = try ZstdByteSource(FuzzBytes(data, chunk: chunk), name: "fuzz.zst")
-        zstd.emptyCompressedBlocksAreCorrupt = strictEmpty
-        let reader = RecordReader(source: inPlace ? zstd : Hidden(zstd), name: "fuzz.zst", options: options)
+        let reader = RecordReader(source: zstd, name: "fuzz.zst", options: options)
         let make = { RecordBatch(capacity: options.batchCapacity, maxRecords: options.maxRecordsPerBatch) }
         var pool = [make(), make()]
         var held: RecordBatch? = nil
@@ -65,6 +52,7 @@ func readAll(_ data: UnsafeRawBufferPointer, inPlace: Bool, chunk: Int, strictEm
             for i in b.records.indices {
                 result.records.append(b.withRecord(i) { Array($0) })
                 result.lines.append(b.records[i].line)
+                result.tooLarge.append(b.records[i].tooLarge)
                 seen += b.records[i].length + 1
             }
             result.blankLines += b.blankLines
@@ -86,8 +74,49 @@ func readAll(_ data: UnsafeRawBufferPointer, inPlace: Bool, chunk: Int, strictEm
         }
         if let h = held { drain(h) }
     } catch {
-        // Where batches end differs between the paths, so what came before an error is not compared.
+        // Where batches end depends on the reader, so what came before an error is not compared.
         result = Result(error: error.message)
+    }
+    return result
+}
+
+/// The reference: the source's bytes read on their own (at most the budget and a little more), split into lines by
+/// the reader's rules (a `\r` before the newline dropped, blank lines of spaces, tabs and `\r` counted, lines longer
+/// than `maxRecordSize` kept as empty too-large records, a last line without a newline kept).
+func referenceRecords(_ data: UnsafeRawBufferPointer, chunk: Int) -> Result {
+    var result = Result()
+    var text: [UInt8] = []
+    do throws(InputError) {
+        let zstd = try ZstdByteSource(FuzzBytes(data, chunk: chunk), name: "fuzz.zst")
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+        defer { buffer.deallocate() }
+        while text.count <= 2 * lineBudget {
+            let n = try zstd.read(into: buffer)
+            if n == 0 { break }
+            text += buffer[..<n]
+        }
+    } catch {
+        return Result(error: error.message)
+    }
+    var line = 1
+    var start = 0
+    while start < text.count {
+        let end = text[start...].firstIndex(of: 0x0A) ?? text.count
+        var e = end
+        if e > start && text[e - 1] == 0x0D { e -= 1 }
+        if e - start > options.maxRecordSize {
+            result.records.append([])
+            result.lines.append(line)
+            result.tooLarge.append(true)
+        } else if text[start..<e].allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+            result.blankLines += 1
+        } else {
+            result.records.append(Array(text[start..<e]))
+            result.lines.append(line)
+            result.tooLarge.append(false)
+        }
+        line += 1
+        start = end + 1
     }
     return result
 }
@@ -97,40 +126,22 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let input = UnsafeRawBufferPointer(start: data, count: size)
     // The last input byte picks how the file arrives: whole reads, or a few bytes at a time.
     let chunk = size > 0 && data[size - 1] & 1 == 1 ? 1 + Int(data[size - 1] >> 1) : 1 << 20
-    var fast = readAll(input, inPlace: true, chunk: chunk)
-    var slow = readAll(input, inPlace: false, chunk: chunk)
-    if (fast.error == nil) != (slow.error == nil) {
-        // libzstd's one-pass decoder rejects a compressed block of size 0 that its block-by-block decoder (and the
-        // in-place path) passes over: the in-place read must then agree when it rejects such blocks too.
-        fast = readAll(input, inPlace: true, chunk: chunk, strictEmpty: true)
-        if (fast.error == nil) != (slow.error == nil) && chunk != 1 << 20 {
-            // Fed in pieces, libzstd rejects an RLE block in a frame whose window is 0 bytes (it cannot hold the
-            // block's byte), which it accepts fed whole: where libzstd's verdict depends on how the input
-            // arrives, the in-place read must agree with its verdict on the whole input.
-            let whole = readAll(input, inPlace: false, chunk: 1 << 20)
-            if (whole.error == nil) != (slow.error == nil) {
-                fast = readAll(input, inPlace: true, chunk: chunk)
-                slow = whole
-            }
-        }
-    }
-    if fast.cut || slow.cut {
-        let n = min(fast.records.count, slow.records.count)
-        precondition(fast.records[..<n] == slow.records[..<n], "in place and streamed records differ")
-        precondition(fast.lines[..<n] == slow.lines[..<n], "in place and streamed line numbers differ")
-    } else if fast.error != nil && slow.error != nil {
-        // Both failed; with whole reads the message must match, save libzstd's reason for corrupt data, and save
-        // corrupt against truncated: in a frame that is both, which a decoder meets first depends on how far it
-        // reads before it checks (libzstd's streaming decoder copies a raw block as its bytes arrive; the block path
-        // checks a block's header before it waits for the body).
-        if chunk == 1 << 20, fast.error != slow.error {
-            let corrupt = "input 'fuzz.zst' is not a valid zstd stream ("
-            let cut = "input 'fuzz.zst' ends in the middle of a zstd frame; the file is truncated"
-            let bad = { (e: String) in e.hasPrefix(corrupt) || e == cut }
-            precondition(bad(fast.error!) && bad(slow.error!), "reads fail differently")
+    let got = readRecords(input, chunk: chunk)
+    let want = referenceRecords(input, chunk: chunk)
+    if let e = got.error {
+        precondition(e.hasPrefix("input 'fuzz.zst' "), "an error that does not name the input: \(e)")
+        precondition(want.error != nil, "the reader fails where the source alone does not: \(e)")
+    } else if got.cut {
+        // A bomb: the records the reader gave before the budget ran out are the reference's first ones.
+        let n = got.records.count
+        precondition(want.error != nil || want.records.count >= n, "the reader gave more records than the source")
+        if want.error == nil {
+            precondition(Array(want.records[..<n]) == got.records, "records differ from the source's lines")
+            precondition(Array(want.lines[..<n]) == got.lines, "line numbers differ from the source's lines")
         }
     } else {
-        precondition(fast == slow, "in place and streamed reads differ")
+        precondition(want.error == nil, "the reader accepts what the source alone rejects")
+        precondition(got == want, "records differ from the source's lines")
     }
     return 0
 }

@@ -5,7 +5,8 @@
 
 Reads receipts.<ext> and transactions.<ext>, or the folders of a run written in parts (receipts/part-*.<ext>),
 with the standard library for CSV and pyarrow for Parquet, and checks, per record: line, record_id, status,
-error_code and every receipt column the truth names; for status-0 records, every transaction. Prints the first
+error_code and every receipt column the truth names (device_hash_matches too for a truth made with
+`generate --device-ids`, exported with `--device-id-field device_id`); for status-0 records, every transaction. Prints the first
 mismatches and exits 1 when there are any.
 """
 import csv
@@ -108,6 +109,10 @@ def main():
         checks = [("line", int(row["line"]), t["line"]), ("record_id", row["record_id"] or None, t["id"]),
                   ("status", int(row["status"]), t["status"]), ("error_code", row["error_code"] or None, t["error_code"])]
         checks += [(c, value(row[c], k), t[c]) for c, k in RECEIPT_COLUMNS.items()]
+        if "device_hash_matches" in t:
+            # `generate --device-ids`, exported with `--device-id-field device_id`.
+            checks.append(("device_hash_matches", value(row.get("device_hash_matches"), "bool"),
+                           t["device_hash_matches"]))
         if t["status"] == 0:
             got = by_line.get(t["line"], [])
             checks.append(("transactions", len(got), len(t["transactions"])))

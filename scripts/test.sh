@@ -9,5 +9,6 @@ swift test
 swift test -c release
 if [ -n "$(ls Tests/python/test_*.py 2>/dev/null)" ]; then
     swift build -c release --product receiptflow
+    swift build -c release --product SinkHarness
     RECEIPTFLOW_BIN="$(swift build -c release --show-bin-path)/receiptflow" python3 -m pytest -q Tests/python
 fi

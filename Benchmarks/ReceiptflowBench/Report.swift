@@ -30,14 +30,13 @@ struct BenchReport {
     /// CPU µs of one bare RSA operation while every thread runs them (comparable with the pipeline's CPU µs per
     /// receipt, which is also measured with every thread busy).
     var modExpBusyCPUMicros: Double { min(ceilingBefore.modExpBusyCPUMicros, ceilingAfter.modExpBusyCPUMicros) }
-    /// The verifier's own RSA check, one thread (three Montgomery products fewer than `BN_mod_exp_mont`).
+    /// The verifier's RSA check (`EVP_PKEY_verify` with a kept context), one thread.
     var verifierOpCPUMicros: Double { min(ceilingBefore.verifierOpCPUMicros, ceilingAfter.verifierOpCPUMicros) }
 
     /// Each end-to-end run against the faster of the two ceiling samples around it: wall clock and CPU time ratios,
     /// to the bare operation (`wall`, `cpu`) and to `EVP_PKEY_verify` (`evpWall`, `evpCPU`). A sample that something
     /// else disturbed can only read slow, so the faster one is the better estimate of the machine at that moment,
-    /// and taking it never flatters the ratio. (Until session 6 the mean of the two was used: in one CI run a sample
-    /// disturbed to 65,015/s lifted a two-run median from about 61% to 72%.)
+    /// and taking it never flatters the ratio (the mean of the two would let one disturbed sample lift it).
     var pairedRatios: [(wall: Double, cpu: Double, evpWall: Double, evpCPU: Double)] {
         e2e.indices.map { i in
             let a = ceilingSamples[i]
@@ -168,7 +167,7 @@ struct BenchReport {
                 // The stricter reading: the same against the bare operation s^e mod n (BN_mod_exp_mont).
                 "e2e_over_ceiling_wall": Self.median(paired.map(\.wall)),
                 "e2e_over_ceiling_cpu": Self.median(paired.map(\.cpu)),
-                // The way sessions 1 to 3 reported it: the fastest run over the fastest of the first and last
+                // A looser reading, kept for comparison: the fastest run over the fastest of the first and last
                 // ceiling samples, which may lie minutes apart.
                 "best_e2e_over_best_ceiling_wall": best.receiptsPerSecond / ceilingPerSecond,
                 "best_e2e_over_best_ceiling_cpu": modExpBusyCPUMicros / best.cpuMicrosPerReceipt,
@@ -176,9 +175,9 @@ struct BenchReport {
                 "best_e2e_over_best_evp_ceiling_wall": best.receiptsPerSecond / evpCeilingPerSecond,
                 // One core: the worker alone (scan..extract) against the RSA operation alone.
                 "worker_over_rsa_cpu": modExpCPUMicros / worker.cpuMicrosPerItem,
-                // The pipeline against the RSA work it does itself (the verifier's s^e mod n, which is cheaper than
-                // the ceiling's): how much of the pipeline's CPU is that work. Not a target; shown so that a
-                // faster RSA method cannot hide pipeline overhead. Its one-thread cost is scaled to all threads busy as
+                // The pipeline against the RSA work it does itself (the verifier's EVP_PKEY_verify with a kept
+                // context): how much of the pipeline's CPU is that work. Not a target; shown so that the RSA
+                // method's cost and the pipeline's overhead can be told apart. Its one-thread cost is scaled to all threads busy as
                 // the ceiling's is, and counted for the receipts that reach RSA.
                 "e2e_own_rsa_share_cpu": verifierOpCPUMicros * modExpBusyCPUMicros / modExpCPUMicros
                     * Double(stages.rsaVerifications) / Double(max(stages.records, 1)) / best.cpuMicrosPerReceipt,
@@ -244,7 +243,7 @@ struct BenchReport {
         row(
             "RSA-2048 check as verify computes it", 1e6 / verifierOpCPUMicros, nil, verifierOpCPUMicros,
             min(ceilingBefore.verifierOpAllocations, ceilingAfter.verifierOpAllocations),
-            "16 squarings + 1 product, scaled target")
+            "EVP_PKEY_verify, kept context")
         print("")
         print(
             "end to end (wall clock, \(threads) threads)".padding(toLength: 52, withPad: " ", startingAt: 0)
@@ -300,7 +299,7 @@ struct BenchReport {
         print(
             String(
                 format:
-                    "the verifier's own RSA work is %.1f%% of the pipeline's CPU time (its RSA check, not the ceiling's)",
+                    "the verifier's RSA work is %.1f%% of the pipeline's CPU time (its RSA check, not the ceiling's)",
                 100 * ratios["e2e_own_rsa_share_cpu"]!))
         let fl = j["floors"] as! [String: Double]
         print(

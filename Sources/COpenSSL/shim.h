@@ -46,5 +46,14 @@ static inline void rf_sha1_parts(const void *a, size_t na, const void *b, size_t
     if (nb) SHA1_Update(&c, b, nb);
     SHA1_Final(out, &c);
 }
+static inline void rf_sha1_parts3(const void *a, size_t na, const void *b, size_t nb, const void *c3, size_t nc,
+                                  unsigned char *out) {
+    SHA_CTX c;
+    SHA1_Init(&c);
+    if (na) SHA1_Update(&c, a, na);
+    if (nb) SHA1_Update(&c, b, nb);
+    if (nc) SHA1_Update(&c, c3, nc);
+    SHA1_Final(out, &c);
+}
 #pragma GCC diagnostic pop
 #endif

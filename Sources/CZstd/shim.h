@@ -1,5 +1,4 @@
-// The buffer-less decompression API (ReceiptIO's in-place decoding) is in zstd.h's static-linking section; the
-// shared libzstd exports it. zstd_errors.h names libzstd's error codes.
-#define ZSTD_STATIC_LINKING_ONLY
+// zstd.h's stable API only (its experimental section is not guaranteed to keep its meaning between versions of the
+// shared library); zstd_errors.h names libzstd's error codes.
 #include <zstd.h>
 #include <zstd_errors.h>

@@ -30,6 +30,9 @@ extension ReceiptParser {
         fp.pointee.receiptCreationDate = nil
         fp.pointee.originalPurchaseDate = nil
         fp.pointee.expirationDate = nil
+        fp.pointee.opaqueValue = nil
+        fp.pointee.sha1Hash = nil
+        fp.pointee.bundleIDDER = nil
         fp.pointee.inAppCount = 0
         var r = BERReader(payload, limits: limits)
         r.fastPaths = fastPaths
@@ -60,7 +63,11 @@ extension ReceiptParser {
             switch a.type {
             case AttributeType.receiptType: fp.pointee.receiptType = try r.stringValue(a, depth: 2)
             case AttributeType.appItemID: fp.pointee.appItemID = try r.integerValue(a, depth: 2)
-            case AttributeType.bundleID: fp.pointee.bundleID = try r.stringValue(a, depth: 2)
+            case AttributeType.bundleID:
+                fp.pointee.bundleID = try r.stringValue(a, depth: 2)
+                fp.pointee.bundleIDDER = a.value
+            case AttributeType.opaqueValue: fp.pointee.opaqueValue = a.value
+            case AttributeType.sha1Hash: fp.pointee.sha1Hash = a.value
             case AttributeType.applicationVersion: fp.pointee.applicationVersion = try r.stringValue(a, depth: 2)
             case AttributeType.originalApplicationVersion:
                 fp.pointee.originalApplicationVersion = try r.stringValue(a, depth: 2)

@@ -33,6 +33,12 @@ public struct ReceiptFields: Sendable {
     public var receiptCreationDate: Int64? = nil
     public var originalPurchaseDate: Int64? = nil
     public var expirationDate: Int64? = nil
+    /// Attribute 4's value bytes (the opaque value), as they stand in the attribute's OCTET STRING.
+    public var opaqueValue: Range<Int>? = nil
+    /// Attribute 5's value bytes (the SHA-1 of device identifier, opaque value and bundle id).
+    public var sha1Hash: Range<Int>? = nil
+    /// Attribute 2's whole value (the bundle id's UTF8String with its tag and length), the bytes the SHA-1 covers.
+    public var bundleIDDER: Range<Int>? = nil
     /// In receipt order. Only the first `inAppCount` entries are meaningful (the array keeps its capacity).
     public var inApp: [InAppFields] = []
     public var inAppCount: Int = 0

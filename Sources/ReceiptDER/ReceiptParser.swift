@@ -66,6 +66,9 @@ public final class ReceiptParser {
         fields.receiptCreationDate = nil
         fields.originalPurchaseDate = nil
         fields.expirationDate = nil
+        fields.opaqueValue = nil
+        fields.sha1Hash = nil
+        fields.bundleIDDER = nil
         fields.inAppCount = 0
         container.encoding = .der
         container.content = 0..<0

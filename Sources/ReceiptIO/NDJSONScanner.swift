@@ -36,9 +36,12 @@ public struct NDJSONRecord: Sendable, Equatable {
     public var receipt = JSONStringRef(range: 0..<0, escaped: false)
     /// The `--id-field` value; `.absent` when the line is not a valid JSON object.
     public var id: JSONValue = .absent
+    /// The `--device-id-field` value; `.absent` without that option or when the line is not a valid JSON object.
+    public var deviceID: JSONValue = .absent
 
     public static func == (a: NDJSONRecord, b: NDJSONRecord) -> Bool {
         a.error == b.error && a.errorOffset == b.errorOffset && a.receipt == b.receipt && a.id == b.id
+            && a.deviceID == b.deviceID
     }
 }
 
@@ -54,6 +57,9 @@ public final class NDJSONScanner {
 
     private let fields: [[UInt8]]
     private let idField: [UInt8]?
+    private let deviceIDField: [UInt8]?
+    /// The `--device-id-field` value of the line being scanned.
+    private var deviceID = JSONValue.absent
     private let maxDepth: Int
     /// Value of each candidate field in this line (reused: no allocation per line).
     private var found: [JSONValue]
@@ -61,9 +67,11 @@ public final class NDJSONScanner {
     /// - Parameters:
     ///   - field: the receipt key; nil for the first of `defaultFields` that is present.
     ///   - idField: the key whose value becomes `record_id`; nil for none.
-    public init(field: String? = nil, idField: String? = "id", maxDepth: Int = 64) {
+    ///   - deviceIDField: the key holding the device identifier (`--device-id-field`); nil for none.
+    public init(field: String? = nil, idField: String? = "id", deviceIDField: String? = nil, maxDepth: Int = 64) {
         fields = (field.map { [$0] } ?? Self.defaultFields).map { Array($0.utf8) }
         self.idField = idField.map { Array($0.utf8) }
+        self.deviceIDField = deviceIDField.map { Array($0.utf8) }
         self.maxDepth = min(max(maxDepth, 1), Self.maxSupportedDepth)
         found = Array(repeating: .absent, count: fields.count)
     }
@@ -72,11 +80,13 @@ public final class NDJSONScanner {
     public func scan(_ line: UnsafeRawBufferPointer) -> NDJSONRecord {
         for k in found.indices { found[k] = .absent }
         var id = JSONValue.absent
+        deviceID = .absent
         if let err = walk(line, &id) {
             return err
         }
         var result = NDJSONRecord()
         result.id = id
+        result.deviceID = deviceID
         // The first candidate whose key is present decides, even when its value is unusable.
         guard let value = found.first(where: { $0 != .absent }) else {
             result.error = .missingField
@@ -132,6 +142,7 @@ public final class NDJSONScanner {
         // What the most recent key of the top-level object names: a candidate receipt field (or -1), the id.
         var keyField = -1
         var keyIsID = false
+        var keyIsDevice = false
         var state = State.objectStart
 
         while true {
@@ -159,6 +170,7 @@ public final class NDJSONScanner {
                         break
                     }
                     keyIsID = idField.map { JSONString.equals(key, escaped: escaped, $0) } ?? false
+                    keyIsDevice = deviceIDField.map { JSONString.equals(key, escaped: escaped, $0) } ?? false
                 }
                 i = Self.skipSpace(p, end)
                 guard i < n, p[i] == UInt8(ascii: ":") else { return Self.invalid(i, "expected ':' after a key") }
@@ -204,6 +216,7 @@ public final class NDJSONScanner {
                 if depth == 1 || (depth == 2 && state != .afterValue) {
                     if keyField >= 0 { found[keyField] = v }
                     if keyIsID { id = v }
+                    if keyIsDevice { deviceID = v }
                 }
             case .afterValue:
                 let inObject = Self.isObject(kinds, depth)

@@ -25,8 +25,7 @@ public struct RecordSpan: Sendable, Equatable {
     }
 }
 
-/// The memory behind a `RecordBatch`. A class of its own so that a reader can exchange a batch's memory and keep
-/// the old one alive and untouched: libzstd may still read back-references from it (`RecordReader`).
+/// The memory behind a `RecordBatch`, freed with it.
 final class BatchBuffer: @unchecked Sendable {
     let base: UnsafeMutableRawPointer
     let capacity: Int
@@ -46,10 +45,10 @@ final class BatchBuffer: @unchecked Sendable {
 public final class RecordBatch: @unchecked Sendable {
     /// Buffer size in bytes.
     public let capacity: Int
-    /// The buffer; the reader may exchange it for another of the same capacity between fills.
-    private(set) var buffer: BatchBuffer
+    /// The buffer.
+    let buffer: BatchBuffer
     /// `buffer.base`, kept here so that reading a record does not go through the buffer object.
-    private(set) var storage: UnsafeMutableRawPointer
+    let storage: UnsafeMutableRawPointer
     /// The records, in input order.
     public internal(set) var records: [RecordSpan] = []
     /// Position of this batch in the whole run (all sources); the writer emits batches in this order.
@@ -73,15 +72,6 @@ public final class RecordBatch: @unchecked Sendable {
         buffer = BatchBuffer(capacity: capacity)
         storage = buffer.base
         records.reserveCapacity(maxRecords)
-    }
-
-    /// Puts `other` (of the same capacity) in place of the batch's buffer and returns the buffer it had.
-    func exchangeBuffer(_ other: BatchBuffer) -> BatchBuffer {
-        precondition(other.capacity == capacity, "a batch buffer of another capacity")
-        let old = buffer
-        buffer = other
-        storage = other.base
-        return old
     }
 
     func reset() {

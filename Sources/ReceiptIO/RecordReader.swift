@@ -33,9 +33,6 @@ public struct ReaderOptions: Sendable {
 /// Cuts one source into `RecordBatch`es of whole lines. A line that does not fit at the end of a batch moves to
 /// the next; a line longer than `maxRecordSize` becomes a `tooLarge` record and is skipped without buffering it.
 ///
-/// A zstd source decodes straight into the batches when the options leave room for it (`RecordReader+InPlace`):
-/// the reader then never moves or overwrites decoded bytes, and keeps the batch memory libzstd may still read.
-///
 /// Not thread-safe: one reader thread owns it.
 public final class RecordReader {
     private let source: any ByteSource
@@ -54,8 +51,6 @@ public final class RecordReader {
     /// Lines numbered up to this one are still read (they count for line numbers and format detection) but make
     /// no record and no blank-line count: a resumed run starts after the last line its committed output covers.
     public var skipThroughLine = 0
-    /// The zstd source when it decodes in place into the batches, with the state that keeps libzstd's history valid.
-    var inPlace: InPlaceState? = nil
 
     public init(source: any ByteSource, name: String, sourceIndex: Int = 0, options: ReaderOptions = ReaderOptions()) {
         precondition(options.maxRecordSize > 0 && options.maxRecordsPerBatch > 0)
@@ -64,7 +59,6 @@ public final class RecordReader {
         self.sourceIndex = sourceIndex
         self.options = options
         head = options.rejectsUnreadableContent ? [] : nil
-        if let zstd = source as? ZstdByteSource { inPlace = InPlaceState(zstd, options) }
     }
 
     deinit { carry?.deallocate() }
@@ -81,8 +75,6 @@ public final class RecordReader {
         batch.sourceIndex = sourceIndex
         batch.sourceName = name
         if ended && carryCount == 0 { return false }
-        // Before the carry is copied in: the batch must not hold the memory libzstd may still read.
-        inPlace?.protectHistory(batch)
         let buf = batch.storage
         let cap = batch.capacity
         let consumedBefore = source.bytesConsumed
@@ -101,12 +93,6 @@ public final class RecordReader {
         // Past the target, read in small steps: a line that crosses it then leaves little to carry.
         let target = min(options.batchBytes, cap)
         let step = 64 << 10
-        // In place, decoded bytes are never moved or overwritten (libzstd reads back-references from them), reads
-        // offer room for a whole block, and a batch decodes only when it has room for a window after its carry.
-        let decodesInPlace = inPlace != nil
-        let minRoom = decodesInPlace ? ZstdByteSource.directRoom : 1
-        let mayDecode = inPlace?.mayDecode(carried: filled, capacity: cap) ?? true
-        var decoded = false
 
         scanning: while true {
             while scanned < filled {
@@ -114,26 +100,16 @@ public final class RecordReader {
                 let nl = memchr(buf + scanned, 0x0A, filled - scanned)
                 if skipping {
                     guard let nl else {
-                        if decodesInPlace {
-                            // Decoded bytes stay where they are: step over them.
-                            lineStart = filled
-                            scanned = filled
-                            break
-                        }
                         // Drop the skipped bytes so that the buffer space can be read into again.
                         filled = lineStart
                         scanned = lineStart
                         break
                     }
                     let q = buf.distance(to: UnsafeMutableRawPointer(nl))
-                    if decodesInPlace {
-                        lineStart = q + 1
-                    } else {
-                        // Keep what follows the skipped line's newline.
-                        let rest = filled - (q + 1)
-                        if rest > 0 { memmove(buf + lineStart, buf + q + 1, rest) }
-                        filled = lineStart + rest
-                    }
+                    // Keep what follows the skipped line's newline.
+                    let rest = filled - (q + 1)
+                    if rest > 0 { memmove(buf + lineStart, buf + q + 1, rest) }
+                    filled = lineStart + rest
                     scanned = lineStart
                     skipping = false
                     line += 1
@@ -147,7 +123,7 @@ public final class RecordReader {
                             batch.records.append(RecordSpan(offset: lineStart, length: 0, line: line, tooLarge: true))
                         }
                         skipping = true
-                        if decodesInPlace { lineStart = filled } else { filled = lineStart }
+                        filled = lineStart
                         scanned = lineStart
                         if batch.records.count == maxRecords {
                             full = true
@@ -166,34 +142,15 @@ public final class RecordReader {
                 }
             }
             if ended { break }
-            if cap - filled < minRoom || lineStart >= target || !mayDecode {
+            if filled == cap || lineStart >= target {
                 full = true
                 break
             }
-            // In place, the whole room: the source decodes one block per read whatever room it is given.
-            let end = decodesInPlace ? cap : filled < target ? target : min(cap, filled + step)
+            let end = filled < target ? target : min(cap, filled + step)
             let n = try source.read(into: UnsafeMutableRawBufferPointer(start: buf + filled, count: end - filled))
             if head != nil { try sniff(buf + filled, n) }
-            if n == 0 {
-                ended = true
-            } else {
-                filled += n
-                decoded = true
-            }
+            if n == 0 { ended = true } else { filled += n }
         }
-        if full && decoded, let state = inPlace {
-            // The next batch starts a new segment: make this one long enough first (the bytes become carry).
-            while state.zstd.needsLongerSegment {
-                let n = try source.read(into: UnsafeMutableRawBufferPointer(start: buf + filled, count: cap - filled))
-                if head != nil { try sniff(buf + filled, n) }
-                if n == 0 {
-                    ended = true
-                    break
-                }
-                filled += n
-            }
-        }
-        if decoded { inPlace?.decoded(into: batch) }
         if full {
             carryTail(buf + lineStart, filled - lineStart, capacity: cap)
         } else {

@@ -27,6 +27,8 @@ public enum ErrorCode: String, Sendable, CaseIterable, Hashable {
     /// The receipt exceeds a resource limit (nesting depth, attribute count, in-app entries).
     case limitExceeded = "limit_exceeded"
     case signerNotFound = "signer_not_found"
+    /// The `--device-id-field` value is present but not a UUID, a MAC address or 12 or 32 hex digits.
+    case invalidDeviceID = "invalid_device_id"
     // 21003: the receipt could not be authenticated.
     case unsupportedAlgorithm = "unsupported_algorithm"
     case badSignature = "bad_signature"
@@ -35,6 +37,10 @@ public enum ErrorCode: String, Sendable, CaseIterable, Hashable {
     case certificateExpired = "certificate_expired"
     case certificateNotYetValid = "certificate_not_yet_valid"
     case wrongBundleID = "wrong_bundle_id"
+    /// `--app-version`: the receipt is for another version of the app.
+    case wrongAppVersion = "wrong_app_version"
+    /// `--require-device-match`: the receipt's hash (attribute 5) is not that of the record's device identifier.
+    case deviceMismatch = "device_mismatch"
     // 21007 / 21008
     case wrongEnvironment = "wrong_environment"
 
@@ -42,10 +48,10 @@ public enum ErrorCode: String, Sendable, CaseIterable, Hashable {
     public var status: ReceiptStatus {
         switch self {
         case .invalidJSON, .missingField, .emptyReceipt, .invalidBase64, .jwsNotReceipt, .recordTooLarge,
-            .malformedDER, .malformedAttribute, .limitExceeded, .signerNotFound:
+            .malformedDER, .malformedAttribute, .limitExceeded, .signerNotFound, .invalidDeviceID:
             return .malformed
         case .unsupportedAlgorithm, .badSignature, .untrustedChain, .certificatePolicy, .certificateExpired,
-            .certificateNotYetValid, .wrongBundleID:
+            .certificateNotYetValid, .wrongBundleID, .wrongAppVersion, .deviceMismatch:
             return .notAuthenticated
         case .wrongEnvironment:
             return .sandboxReceiptInProduction

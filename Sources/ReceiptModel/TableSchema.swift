@@ -76,6 +76,7 @@ public struct TableSchema: Sendable, Equatable {
             ("digest_algorithm", .string, true),
             ("signer_sha256", .string, true),
             ("receipt_sha256", .string, true),
+            ("device_hash_matches", .bool, true),
         ])
 
     /// `transactions`: one row per in-app purchase of every receipt with status 0.
@@ -116,7 +117,7 @@ public enum ReceiptsColumns {
     // int32s
     public static let status = 0, inAppCount = 1
     // bools
-    public static let verified = 0
+    public static let verified = 0, deviceHashMatches = 1
 }
 
 /// Column slots of the `transactions` table.

@@ -1,14 +1,30 @@
 import ReceiptModel
 
 /// Why a row was rejected, as text written straight into the `error_detail` column (no String per record).
-enum Detail {
+public enum Detail: Sendable {
     case none
     /// A static sentence, with the byte offset where the problem was seen when it is not negative.
     case text(StaticString, at: Int)
     /// A sentence built by the verifier (only on failures).
     case string(String)
 
-    init(_ e: ReceiptError) { self = .text(e.reason, at: e.offset) }
+    public init(_ e: ReceiptError) { self = .text(e.reason, at: e.offset) }
+
+    /// The sentence the `error_detail` column holds for this detail (nil for `none`), as a String: a static reason
+    /// left empty falls back to `code` with spaces, as in the column.
+    public func text(code: ErrorCode?) -> String? {
+        switch self {
+        case .none:
+            return nil
+        case .string(let s):
+            return s
+        case .text(let reason, let at):
+            var s =
+                reason.utf8CodeUnitCount > 0 ? "\(reason)" : String((code?.rawValue ?? "").map { $0 == "_" ? " " : $0 })
+            if at >= 0 { s += " (at byte \(at))" }
+            return s
+        }
+    }
 }
 
 extension ColumnRowWriter {
@@ -62,7 +78,7 @@ extension ColumnRowWriter {
     }
 }
 
-extension RecordProcessor {
+enum RowBytes {
     /// The bytes of `range` in `base`, or nil when absent or (defensively) out of range (as
     /// `ColumnRowWriter.string(_:_:in:)`, for `ColumnBlockWriter`).
     @inline(__always) static func text(_ range: Range<Int>?, in base: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer?

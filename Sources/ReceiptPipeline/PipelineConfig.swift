@@ -43,6 +43,12 @@ public struct PipelineConfig: Sendable {
     public var environment: EnvironmentRequirement = .any
     /// `--bundle-id`, repeatable; empty accepts any app.
     public var bundleIDs: [String] = []
+    /// `--app-version`, repeatable; empty accepts any application version.
+    public var appVersions: [String] = []
+    /// `--device-id-field`: the key holding each record's device identifier; nil for no device check.
+    public var deviceIDField: String? = nil
+    /// `--require-device-match`: reject a receipt whose hash is not that of the record's device identifier.
+    public var requireDeviceMatch = false
     /// Worker threads (`--threads`).
     public var threads: Int = 1
     public var reader = ReaderOptions()

@@ -86,8 +86,16 @@ public struct RowOptions: Codable, Sendable, Equatable {
     public var verify: Bool
     public var trustAnchorsSHA256: [String]
     public var maxRecordSize: Int
+    /// `--app-version` (sorted), `--device-id-field` and `--require-device-match`; nil when not given, so that a
+    /// manifest written without them reads as such.
+    public var appVersions: [String]?
+    public var deviceIDField: String?
+    public var requireDeviceMatch: Bool?
 
     public init(config: PipelineConfig, trustAnchorsSHA256: [String]) {
+        appVersions = config.appVersions.isEmpty ? nil : Array(Set(config.appVersions)).sorted()
+        deviceIDField = config.deviceIDField
+        requireDeviceMatch = config.requireDeviceMatch ? true : nil
         field = config.field
         idField = config.idField
         environment = config.environment.rawValue
@@ -103,6 +111,9 @@ public struct RowOptions: Codable, Sendable, Equatable {
         case bundleIDs = "bundle_ids"
         case trustAnchorsSHA256 = "trust_anchors_sha256"
         case maxRecordSize = "max_record_size"
+        case appVersions = "app_versions"
+        case deviceIDField = "device_id_field"
+        case requireDeviceMatch = "require_device_match"
     }
 }
 
@@ -159,6 +170,17 @@ public struct RunIdentity: Codable, Sendable, Equatable {
         if o.idField != r.idField { differs("--id-field", Self.text(o.idField), Self.text(r.idField)) }
         if o.environment != r.environment { differs("--environment", o.environment, r.environment) }
         if o.bundleIDs != r.bundleIDs { differs("--bundle-id", Self.list(o.bundleIDs), Self.list(r.bundleIDs)) }
+        if o.appVersions != r.appVersions {
+            differs("--app-version", Self.list(o.appVersions ?? []), Self.list(r.appVersions ?? []))
+        }
+        if o.deviceIDField != r.deviceIDField {
+            differs("--device-id-field", Self.text(o.deviceIDField), Self.text(r.deviceIDField))
+        }
+        if o.requireDeviceMatch != r.requireDeviceMatch {
+            differs(
+                "--require-device-match", o.requireDeviceMatch == true ? "given" : "not given",
+                r.requireDeviceMatch == true ? "given" : "not given")
+        }
         if o.verify != r.verify {
             commandLine.append(
                 o.verify ? "--no-verify is missing; the run used it" : "--no-verify was not used by the run")

@@ -1,8 +1,8 @@
 /// A growable byte buffer in manually managed memory: the Parquet writer's page, chunk and scratch buffers.
 ///
-/// Appends are a capacity compare and a store (Array's append(contentsOf:) was a generic call with a uniqueness
-/// check per value, about a fifth of the writer's instructions). Hot loops `reserve` once for a whole slice of
-/// rows and then write with the unchecked `store` methods. Not copyable: it owns its memory.
+/// Appends are a capacity compare and a store (Array's append(contentsOf:) is a generic call with a uniqueness
+/// check per value). Hot loops `reserve` once for a whole slice of rows and then write with the unchecked `store`
+/// methods. Not copyable: it owns its memory.
 ///
 /// A buffer may keep `headroom` bytes before `base`, where `spanWithPrefix` writes a short prefix that is only
 /// known once the bytes are complete (a page's definition levels before its values), so that the two are one span

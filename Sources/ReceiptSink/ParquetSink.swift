@@ -37,9 +37,8 @@ public final class ParquetSink: BatchSink {
 
     /// Completes both files, the receipts file on another thread while this one completes the transactions file:
     /// each compresses its columns' last pages and is written and synced, work that otherwise runs alone after the
-    /// workers have finished (21-22 ms of a 0.7 s export of the benchmark corpus). The two share nothing: each has
-    /// its own columns, compressor and file. When either fails, neither is left behind as a temporary file; a
-    /// file already renamed into place stays, as it did when the files were completed one after the other.
+    /// workers have finished. The two share nothing: each has its own columns, compressor and file. When either
+    /// fails, neither is left behind as a temporary file; a file already renamed into place stays.
     public func finish() throws(SinkError) {
         guard !done else { return }
         done = true

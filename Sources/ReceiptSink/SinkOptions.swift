@@ -9,22 +9,21 @@ public struct SinkOptions: Sendable {
     /// (60 bytes each compressed), and the full 1 M transactions rows (23 bytes each), per row group.
     public var rowGroupBytes: Int = 48 << 20
     /// Target uncompressed size of a data page. 256 KB rather than 1 MB: a column's page buffer is compressed and
-    /// reused four times as often, so less memory is touched (export of the benchmark corpus: 17,400 -> 14,700
-    /// page faults, peak RSS 85 -> 75 MB) and less is left to compress when the file is completed (0.7 s export:
-    /// `finish` 21 -> 12 ms, 8 ms with both files completed at once), for files 0.5% larger.
+    /// reused four times as often, so less memory is touched (fewer page faults, a lower peak RSS) and less is left
+    /// to compress when the file is completed, for slightly larger files (docs/performance.md).
     public var pageBytes: Int = 256 << 10
     /// Upper bound on rows per data page (bounds the per-page level and index buffers).
     public var maxRowsPerPage: Int = 16_384
     /// A dictionary-encoded column switches to PLAIN for the rest of the row group beyond this dictionary size.
     public var dictionaryMaxBytes: Int = 1 << 20
-    /// zstd level of Parquet pages. Level 1, not 3: page compression was half of the writer's time, and level 1
-    /// cut the writer from 5.1 to 3.7 µs per receipt for 4.5% larger files (receiptflow-bench, docs/performance.md).
+    /// zstd level of Parquet pages. Level 1, not 3: page compression is about half of the writer's time, and level 1
+    /// makes the writer about a quarter faster for files about 5% larger (docs/performance.md).
     public var zstdLevel: Int32 = 1
     /// zstd `targetLength` of the pages of these columns (the others use the level's own search). Their values
     /// are mostly unmatched bytes (a hash, random ids, timestamps), which level 1 searches at every position for
-    /// little gain; skipping ahead while literals stay Huffman-coded halves the zstd time of `receipt_sha256`
-    /// for 4.7% larger pages, and made `transaction_id` pages both faster and smaller (receiptflow bench corpus,
-    /// docs/performance.md). Reading is unaffected: the frames are ordinary zstd.
+    /// little gain; skipping ahead while literals stay Huffman-coded about halves the zstd time of
+    /// `receipt_sha256` for slightly larger pages, and makes `transaction_id` pages both faster and smaller
+    /// (docs/performance.md). Reading is unaffected: the frames are ordinary zstd.
     public var zstdTargetLengths: [String: Int32] = SinkOptions.defaultZstdTargetLengths
 
     public static let defaultZstdTargetLengths: [String: Int32] = [

@@ -19,7 +19,10 @@ public enum VerifyReceiptJSON {
         public var source: String
         public var line: Int64
         public var recordID: String?
-        public init(source: String, line: Int64, recordID: String? = nil) {
+        /// `device_hash_matches`, rendered only when checked.
+        public var deviceHashMatches: Bool?
+        public init(source: String, line: Int64, recordID: String? = nil, deviceHashMatches: Bool? = nil) {
+            self.deviceHashMatches = deviceHashMatches
             self.source = source
             self.line = line
             self.recordID = recordID
@@ -62,6 +65,10 @@ public enum VerifyReceiptJSON {
                 JSONText.appendString(id, into: &out)
             } else {
                 out.append(contentsOf: "null".utf8)
+            }
+            if let m = record.deviceHashMatches {
+                w.key("device_hash_matches", into: &out)
+                out.append(contentsOf: (m ? "true" : "false").utf8)
             }
         }
         if let error {

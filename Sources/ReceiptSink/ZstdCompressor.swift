@@ -31,11 +31,17 @@ final class ZstdCompressor {
             throw SinkError("zstd rejects compression level \(level): \(String(cString: ZSTD_getErrorName(setLevel)))")
         }
         let bounds = ZSTD_cParam_getBounds(Self.literalCompressionMode)
-        literalModeSupported = ZSTD_isError(bounds.error) == 0 && bounds.upperBound >= Int32(ZSTD_ps_enable.rawValue)
+        literalModeSupported = ZSTD_isError(bounds.error) == 0 && bounds.upperBound >= Self.literalsEnabled
     }
 
-    /// `ZSTD_c_literalCompressionMode`, which zstd.h defines as a macro that Swift does not import.
+    /// `ZSTD_c_literalCompressionMode`, an experimental parameter: zstd.h names it only in
+    /// its experimental section, so it is set here through its stable slot `ZSTD_c_experimentalParam5` with the
+    /// stable `ZSTD_CCtx_setParameter`, after `ZSTD_cParam_getBounds` says this libzstd takes it. A compression
+    /// parameter only steers the encoder's choices: whatever a later libzstd makes of it, the frames stay valid.
     private static let literalCompressionMode = ZSTD_c_experimentalParam5
+    /// Its values (`ZSTD_paramSwitch_e`, also experimental): ZSTD_ps_auto and ZSTD_ps_enable.
+    private static let literalsAuto: Int32 = 0
+    private static let literalsEnabled: Int32 = 1
 
     deinit { ZSTD_freeCCtx(cctx) }
 
@@ -61,8 +67,8 @@ final class ZstdCompressor {
     /// stops compressing literals by default once the fast strategy is given a target length).
     private func setTargetLength(_ t: Int32) throws(SinkError) {
         guard t != currentTargetLength else { return }
-        let literalMode = t == 0 ? ZSTD_ps_auto : ZSTD_ps_enable
-        for (p, v) in [(ZSTD_c_targetLength, t), (Self.literalCompressionMode, Int32(literalMode.rawValue))] {
+        let literalMode = t == 0 ? Self.literalsAuto : Self.literalsEnabled
+        for (p, v) in [(ZSTD_c_targetLength, t), (Self.literalCompressionMode, literalMode)] {
             let r = ZSTD_CCtx_setParameter(cctx, p, v)
             if ZSTD_isError(r) != 0 {
                 throw SinkError("zstd rejects a page parameter: \(String(cString: ZSTD_getErrorName(r)))")

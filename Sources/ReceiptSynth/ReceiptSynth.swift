@@ -12,6 +12,9 @@
 // - `PayloadBuilder` / `ReceiptSpec`: receipt attribute SETs in Apple's unsorted order, every date form.
 // - `RecordFactory` / `Generator`: the population of NDJSON records, bad kinds (`RecordKind`) and truth lines
 //   behind `receiptflow generate`; data/README.md documents the files.
+// - `CustomerSimulation` / `CustomerGenerator`: customers over years and the receipts they sent, behind
+//   `receiptflow generate --customers`, with the `purchases` and `subscriptions` tables an export must write
+//   (`HistoryExpectation`, `HistoryCSV`).
 //
 // Typical test use:
 //

@@ -17,10 +17,16 @@ public struct RecordFactory: Sendable {
     public let seed: UInt64
     public let digest: DigestChoice
     public let badFraction: Double
+    /// Device identifiers in the records (`generate --device-ids`); nil for none.
+    public let deviceIDs: DeviceIDPlan?
     /// Lines longer than this are oversized (the export's default maximum record size, 1 MiB).
     public static let maxRecordSize = 1 << 20
 
-    public init(pki: TestPKI, seed: UInt64, digest: DigestChoice = .mixed, badFraction: Double = 0.05) {
+    public init(
+        pki: TestPKI, seed: UInt64, digest: DigestChoice = .mixed, badFraction: Double = 0.05,
+        deviceIDs: DeviceIDPlan? = nil
+    ) {
+        self.deviceIDs = deviceIDs
         self.pki = pki
         self.seed = seed
         self.digest = digest
@@ -36,6 +42,15 @@ public struct RecordFactory: Sendable {
         var plan = Population.plan(&rng, digest: digest)
         let shape = kind == .valid || kind.decodes ? LineShape.draw(&rng) : nil
 
+        // The device identifier, for records whose receipt decodes: attribute 5 is made from it before signing.
+        var device: DeviceIDPlan.Draw? = nil
+        if let devices = deviceIDs, kind.decodes {
+            let d = devices.draw(seed: seed, index: index)
+            if let i = plan.spec.attributes.firstIndex(where: { $0.type == 5 }) {
+                plan.spec.attributes[i].value = .raw(DeviceIDPlan.hash(device: d.hashed, spec: plan.spec))
+            }
+            device = d
+        }
         var truthID: String? = id
         var line: String
         switch kind {
@@ -85,9 +100,18 @@ public struct RecordFactory: Sendable {
         default:
             line = shape!.render(id: id, base64: base64(sign(&plan, kind: kind)))
         }
+        var deviceTruth: (id: String?, matches: Bool?)? = nil
+        if deviceIDs != nil {
+            deviceTruth = (nil, nil)
+            // Every decodable record's line is a JSON object: the device id goes first.
+            if let device, line.first == "{" {
+                line = "{\"device_id\":\"\(device.text)\"," + line.dropFirst()
+                deviceTruth = (device.text, DeviceIDPlan.matches(written: device.written, spec: plan.spec))
+            }
+        }
         let tail = Truth.tail(
             id: truthID, kind: kind, shape: shape?.rawValue, spec: plan.spec,
-            digest: plan.options.digest, form: plan.options.form)
+            digest: plan.options.digest, form: plan.options.form, device: deviceTruth)
         return GeneratedRecord(blankLineBefore: blank, line: Array(line.utf8), truthTail: tail, kind: kind)
     }
 

@@ -3,7 +3,7 @@ enum Truth {
     /// Everything after `{"line":N,`: id, kind, status, error code, receipt fields, transactions.
     static func tail(
         id: String?, kind: RecordKind, shape: String?, spec: ReceiptSpec?, digest: ReceiptSigner.Digest?,
-        form: EncodingForm?
+        form: EncodingForm?, device: (id: String?, matches: Bool?)? = nil
     ) -> String {
         var j = JSONText()
         j.string("id", id)
@@ -25,6 +25,11 @@ enum Truth {
         j.string("digest_algorithm", s != nil ? digest.map { $0.rawValue } : nil)
         j.string("encoding", s != nil ? form.map { $0 == .der ? "der" : "ber" } : nil)
         j.string("shape", shape)
+        if let device {
+            // With `generate --device-ids`: what `export --device-id-field device_id` says in device_hash_matches.
+            j.string("device_id", device.id)
+            j.bool("device_hash_matches", device.matches)
+        }
         j.array("transactions", (s?.inAppEntries ?? []).map(transaction))
         return j.text + "}"
     }

@@ -52,9 +52,6 @@ final class ChainEntry: @unchecked Sendable {
     let signerSHA256: String?
     /// The signer's public key when it is RSA (owned; freed in deinit). Shared read-only across threads.
     let publicKey: OpaquePointer?
-    /// The same key prepared for `PKCS1Verifier` (modulus, exponent, Montgomery context); `nil` when it is not
-    /// RSA or is outside `RSAPublicKey`'s limits, in which case the verifier uses `EVP_PKEY_verify` on `publicKey`.
-    let rsa: RSAPublicKey?
     let verdict: ChainVerdict
     /// The validity of every certificate of the verified chain, leaf first (only the leaf when untrusted).
     let windows: [CertificateWindow]
@@ -78,7 +75,6 @@ final class ChainEntry: @unchecked Sendable {
         self.signerIndex = signerIndex
         self.signerSHA256 = signerSHA256
         self.publicKey = publicKey
-        self.rsa = publicKey.flatMap { RSAPublicKey($0) }
         self.verdict = verdict
         self.windows = windows
         self.validFrom = windows.map(\.notBefore).max() ?? Int64.min

@@ -69,7 +69,7 @@ public final class ContentHasher {
 ///
 /// Uses OpenSSL's low-level `SHA256_*` / `SHA1_*` functions (through the COpenSSL shim) on a stack context:
 /// the same assembly as the EVP path, but OpenSSL 3.0's `EVP_DigestInit_ex2` re-creates the provider context on
-/// every init, a heap allocation per receipt per digest (measured by `receiptflow-bench`).
+/// every init, a heap allocation per receipt per digest (`receiptflow-bench` counts allocations).
 enum DigestEngine {
     /// Digests `first` then `second` (when given) into `out`, which has room for `digest.size` bytes.
     /// Returns false for a digest other than SHA-1 and SHA-256 (there is none: `Digests` holds only those).

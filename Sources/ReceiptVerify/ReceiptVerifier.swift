@@ -10,9 +10,9 @@ import ReceiptModel
 
 /// Verifies receipts the way `openssl cms -verify` would, but by hand (openssl-notes.md B.2): the parser's ranges,
 /// a prefetched digest, the signer's key and chain verdict from the shared `ChainCache`, and one RSA PKCS #1 v1.5
-/// verification (`PKCS1Verifier`). Certificates are decoded only on a cache miss.
+/// verification by OpenSSL (`PKCS1Verifier`). Certificates are decoded only on a cache miss.
 ///
-/// One per worker thread: it owns the RSA scratch (a `BN_CTX` and a few BIGNUMs), which must not be shared.
+/// One per worker thread: it owns OpenSSL verification contexts, which must not be shared.
 /// The validation time is always passed in; the verifier never reads the clock.
 public final class ReceiptVerifier {
     /// The shared cache (and through it, the trust anchors).
@@ -24,18 +24,39 @@ public final class ReceiptVerifier {
         self.cache = cache
     }
 
-    /// Checks the signature, the chain and the validity of every chain certificate at `validationTime`.
+    /// Checks the signature, the chain and the validity of every chain certificate at `time`.
     ///
     /// - Parameters:
     ///   - der: the receipt bytes the parser read; every range of `container` except `content` indexes them.
     ///   - container: the parser's view of the SignedData.
     ///   - content: the encapsulated content (the payload), possibly in the parser's scratch buffer.
-    ///   - validationTime: the receipt creation date (attribute 12), epoch milliseconds.
+    ///   - time: when the certificates must be valid.
+    ///   - creationDate: the receipt creation date (attribute 12), epoch milliseconds, when the receipt has one.
+    ///     With `time == .receiptCreationDate` and no creation date, everything but the validity dates is checked
+    ///     and, when that passes, the receipt is rejected as `malformed_attribute` (nothing to judge the dates at).
     ///   - contentDigest: the digest of `content`, when the caller computed it already (two receipts at a time,
-    ///     `ContentHasher.contentDigests`); used only if it is of this very buffer with the SignerInfo's algorithm.
+    ///     `ContentHasher.digests`); used only if it is of this very buffer with the SignerInfo's algorithm.
+    public func verify(
+        der: UnsafeRawBufferPointer, container: SignedDataView, content: UnsafeRawBufferPointer,
+        at time: ValidationTime,
+        creationDate: Int64?, contentDigest: ContentDigest? = nil
+    ) -> VerifyOutcome {
+        check(der, container, content, time.resolve(creationDate: creationDate), contentDigest)
+    }
+
+    /// `verify(der:container:content:at:creationDate:contentDigest:)` at the fixed instant `validationTime`
+    /// (epoch milliseconds).
     public func verify(
         der: UnsafeRawBufferPointer, container: SignedDataView, content: UnsafeRawBufferPointer, validationTime: Int64,
         contentDigest: ContentDigest? = nil
+    ) -> VerifyOutcome {
+        check(der, container, content, validationTime, contentDigest)
+    }
+
+    /// The checks, with `validationTime` nil when there is no time to judge the validity dates at.
+    private func check(
+        _ der: UnsafeRawBufferPointer, _ container: SignedDataView, _ content: UnsafeRawBufferPointer,
+        _ validationTime: Int64?, _ contentDigest: ContentDigest?
     ) -> VerifyOutcome {
         let alg = container.digestAlgorithm
         func outcome(_ code: ErrorCode?, _ reason: VerifyOutcome.Reason, _ entry: ChainEntry?) -> VerifyOutcome {
@@ -102,11 +123,8 @@ public final class ReceiptVerifier {
         let signature = UnsafeRawBufferPointer(rebasing: der[container.signature])
         let verified = digest.withUnsafeBytes { d -> Bool in
             // d holds 32 bytes; md.size (20 or 32) of them are the digest.
-            let digestBytes = UnsafeRawBufferPointer(rebasing: d[0..<md.size])
-            if let rsa = entry.rsa {
-                return pkcs1.verify(rsa, signature: signature, digest: digestBytes, algorithm: alg)
-            }
-            return Self.verifyWithEVP(key, md, signature: signature, digest: digestBytes)
+            pkcs1.verify(
+                key, signature: signature, digest: UnsafeRawBufferPointer(rebasing: d[0..<md.size]), algorithm: alg)
         }
         guard verified else { return outcome(.badSignature, .signatureMismatch, entry) }
 
@@ -116,23 +134,10 @@ public final class ReceiptVerifier {
         case .untrusted: return outcome(.untrustedChain, .chain, entry)
         case .policy: return outcome(.certificatePolicy, .chain, entry)
         }
+        guard let validationTime else { return outcome(.malformedAttribute, .missingCreationDate, entry) }
         if validationTime > entry.validUntil { return outcome(.certificateExpired, .expired, entry) }
         if validationTime < entry.validFrom { return outcome(.certificateNotYetValid, .notYetValid, entry) }
         return outcome(nil, .none, entry)
-    }
-
-    /// OpenSSL's own PKCS #1 v1.5 verification, for RSA keys outside `RSAPublicKey`'s limits (never Apple's):
-    /// a temporary context per call, about a dozen heap allocations.
-    private static func verifyWithEVP(
-        _ key: OpaquePointer, _ md: DigestHandle, signature: UnsafeRawBufferPointer, digest: UnsafeRawBufferPointer
-    ) -> Bool {
-        defer { ERR_clear_error() }
-        guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else { return false }
-        defer { EVP_PKEY_CTX_free(ctx) }
-        guard EVP_PKEY_verify_init(ctx) == 1, EVP_PKEY_CTX_set_signature_md(ctx, md.md) == 1 else { return false }
-        return EVP_PKEY_verify(
-            ctx, signature.baseAddress?.assumingMemoryBound(to: UInt8.self), signature.count,
-            digest.baseAddress?.assumingMemoryBound(to: UInt8.self), digest.count) == 1
     }
 
     /// Every range the verifier reads must lie inside `der`; the parser guarantees it, but a bad range would read

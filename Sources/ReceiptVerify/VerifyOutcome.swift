@@ -11,14 +11,15 @@ public struct VerifyOutcome: Sendable {
     public let signerSHA256: String?
     /// The SignerInfo's digest algorithm.
     public let digestAlgorithm: DigestAlgorithm
-    /// The validation time the verdict was reached at (epoch ms; the receipt creation date).
-    public let validationTime: Int64
+    /// The validation time the verdict was reached at (epoch ms), or nil when there was none: the receipt had no
+    /// creation date to judge its certificates at.
+    public let validationTime: Int64?
 
     let reason: Reason
     let entry: ChainEntry?
 
     init(
-        _ error: ErrorCode?, _ reason: Reason, entry: ChainEntry?, digest: DigestAlgorithm, time: Int64
+        _ error: ErrorCode?, _ reason: Reason, entry: ChainEntry?, digest: DigestAlgorithm, time: Int64?
     ) {
         self.error = error
         self.reason = reason
@@ -61,7 +62,7 @@ public struct VerifyOutcome: Sendable {
         case expired
         case notYetValid
 
-        func sentence(entry: ChainEntry?, time: Int64, timeName: String) -> String {
+        func sentence(entry: ChainEntry?, time: Int64?, timeName: String) -> String {
             switch self {
             case .none:
                 return "the receipt verified"
@@ -89,13 +90,13 @@ public struct VerifyOutcome: Sendable {
             case .chain:
                 return entry?.verdict.sentence ?? "the certificate chain could not be verified"
             case .expired:
-                guard let entry, let w = entry.windows.first(where: { time > $0.notAfter }) else {
+                guard let entry, let time, let w = entry.windows.first(where: { time > $0.notAfter }) else {
                     return "a certificate of the chain had expired at \(timeName)"
                 }
                 return "certificate \(w.subject) expired at \(UTCText.iso(w.notAfter)), before \(timeName) "
                     + UTCText.iso(time)
             case .notYetValid:
-                guard let entry, let w = entry.windows.first(where: { time < $0.notBefore }) else {
+                guard let entry, let time, let w = entry.windows.first(where: { time < $0.notBefore }) else {
                     return "a certificate of the chain was not yet valid at \(timeName)"
                 }
                 return "certificate \(w.subject) is valid only from \(UTCText.iso(w.notBefore)), after \(timeName) "

@@ -26,6 +26,11 @@ let exportUsage = """
       --environment production|sandbox|any
                                      reject the other environment with 21007 / 21008 (default any)
       --bundle-id ID                 accept only receipts of this app; repeatable
+      --app-version V                accept only receipts of this application version; repeatable
+      --device-id-field NAME         JSON key of each record's device identifier (a UUID, a MAC address or
+                                     12 or 32 hex digits): device_hash_matches says whether the receipt's
+                                     hash (attribute 5) is that device's
+      --require-device-match         reject a receipt whose hash is not its record's device's (21003)
       --threads N                    worker threads (default: all cores)
       --max-record-size BYTES        longest input line accepted (default 1048576)
       --progress / --quiet           progress on standard error (default: when it is a terminal)
@@ -202,10 +207,10 @@ struct ExportSetup {
 
     init(_ argv: [String]) throws(UsageError) {
         let args = try Arguments(
-            argv, flags: ["--no-verify", "--progress", "--quiet", "--resume", "--overwrite"],
+            argv, flags: ["--no-verify", "--progress", "--quiet", "--resume", "--require-device-match", "--overwrite"],
             valued: [
                 "--out", "--format", "--trust-anchor", "--field", "--id-field", "--environment", "--bundle-id",
-                "--threads", "--max-record-size", "--part-records",
+                "--threads", "--max-record-size", "--part-records", "--app-version", "--device-id-field",
             ])
         guard let out = args.value("--out"), !out.isEmpty else {
             throw UsageError(message: "--out DIR is required: the directory to write the tables and summary.json to")
@@ -238,6 +243,15 @@ struct ExportSetup {
             config.environment = env
         }
         config.bundleIDs = args.values("--bundle-id")
+        config.appVersions = args.values("--app-version")
+        if let f = args.value("--device-id-field") {
+            guard !f.isEmpty else { throw UsageError(message: "--device-id-field needs a non-empty key name") }
+            config.deviceIDField = f
+        }
+        config.requireDeviceMatch = args.has("--require-device-match")
+        if config.requireDeviceMatch && config.deviceIDField == nil {
+            throw UsageError(message: "--require-device-match needs --device-id-field NAME")
+        }
         let cores = ProcessInfo.processInfo.activeProcessorCount
         if let n = try args.int("--threads") {
             guard (1...1024).contains(n) else { throw UsageError(message: "--threads takes 1 to 1024, got \(n)") }

@@ -3,7 +3,10 @@ import ReceiptSynth
 
 let generateUsage = """
     usage: receiptflow generate --count N --out FILE [--seed S] [--digest sha1|sha256|mixed] [--bad-fraction F]
-                                [--ca-dir DIR] [--truth FILE] [--quiet]
+                                [--ca-dir DIR] [--truth FILE] [--device-ids [--device-mismatch-fraction F]]
+                                [--quiet]
+           receiptflow generate --customers N --out FILE [--years Y] [--seed S] [--as-of DATE]
+                                [--expected-source PATH] [--ca-dir DIR] [--quiet]
 
     Writes N synthetic receipts signed by a test CA as NDJSON (`{"id":...,"receipt-data":"<base64>"}` per line),
     zstd-compressed when FILE ends in .zst, plus a ground-truth file beside it (FILE.truth.ndjson, see
@@ -15,20 +18,38 @@ let generateUsage = """
       --ca-dir DIR        where the test CA's PEM files are kept; created if missing, reused if present
                           (default ~/.cache/receiptflow/test-ca). Pass DIR/root.pem to --trust-anchor.
       --truth FILE        where to write the ground truth (default: beside the output)
+      --device-ids        each record carries its device identifier in "device_id" (a UUID, or a MAC
+                          address for a quarter of them) and its receipt's hash (attribute 5) is made from
+                          it, as Apple does; the truth gives device_hash_matches for
+                          `export --device-id-field device_id`
+      --device-mismatch-fraction F
+                          share of those records carrying another device's identifier (default 0.1)
       --quiet             no progress or summary on standard error
+
+    With --customers, simulates N customers of the test apps over Y years (default 3) and writes the receipts
+    each one sent, roughly in date order, plus the tables an export of FILE must produce: FILE.purchases.csv,
+    FILE.subscriptions.csv and FILE.history.json (the as-of time and counts), FILE without .ndjson/.zst.
+
+      --as-of DATE        the time for the subscriptions' state, RFC 3339 (default: the data horizon)
+      --expected-source P the `source` column of the expected purchases: FILE as the export will be given it
+                          (default: FILE as given to --out)
     """
 
 /// `receiptflow generate`: synthetic receipts for tests, demos and benchmarks.
 func runGenerate(_ args: [String]) -> Int32 {
     do {
         let a = try Arguments(
-            args, flags: ["--quiet", "--help", "-h"],
-            valued: ["--count", "--out", "--seed", "--digest", "--bad-fraction", "--ca-dir", "--truth"])
+            args, flags: ["--quiet", "--help", "-h", "--device-ids"],
+            valued: [
+                "--count", "--out", "--seed", "--digest", "--bad-fraction", "--ca-dir", "--truth", "--customers",
+                "--years", "--as-of", "--expected-source", "--device-mismatch-fraction",
+            ])
         if a.has("--help") || a.has("-h") {
             print(generateUsage)
             return 0
         }
         guard a.positionals.isEmpty else { throw UsageError(message: "unexpected argument '\(a.positionals[0])'") }
+        if a.value("--customers") != nil { return try runCustomers(a) }
         guard let count = try a.int("--count"), count >= 0 else {
             throw UsageError(message: "--count N is required (a whole number of receipts, 0 or more)")
         }
@@ -52,6 +73,18 @@ func runGenerate(_ args: [String]) -> Int32 {
             }
             badFraction = v
         }
+        var deviceIDs: DeviceIDPlan? = nil
+        if a.has("--device-ids") {
+            deviceIDs = DeviceIDPlan()
+            if let f = a.value("--device-mismatch-fraction") {
+                guard let v = Double(f), v >= 0, v <= 1 else {
+                    throw UsageError(message: "--device-mismatch-fraction takes a number from 0 to 1, got '\(f)'")
+                }
+                deviceIDs?.mismatchFraction = v
+            }
+        } else if a.value("--device-mismatch-fraction") != nil {
+            throw UsageError(message: "--device-mismatch-fraction needs --device-ids")
+        }
         let caDir =
             a.value("--ca-dir").map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/receiptflow/test-ca")
@@ -64,7 +97,8 @@ func runGenerate(_ args: [String]) -> Int32 {
         }
         let outURL = URL(fileURLWithPath: out)
         let truthURL = a.value("--truth").map { URL(fileURLWithPath: $0) } ?? Generator.truthURL(for: outURL)
-        let factory = RecordFactory(pki: pki, seed: seed, digest: digest, badFraction: badFraction)
+        let factory = RecordFactory(
+            pki: pki, seed: seed, digest: digest, badFraction: badFraction, deviceIDs: deviceIDs)
         let isTTY = isatty(2) == 1
         let stats = try Generator.run(factory: factory, count: count, out: outURL, truth: truthURL) { done in
             if !quiet && isTTY { FileHandle.standardError.write(Data("\r\(done)/\(count) receipts".utf8)) }

@@ -2,11 +2,13 @@ import Foundation
 import ReceiptDER
 import ReceiptIO
 import ReceiptModel
+import ReceiptPipeline
 import ReceiptSink
 import ReceiptVerify
 
 let inspectUsage = """
     usage: receiptflow inspect [FILE | -] [--trust-anchor PATH ...] [--no-verify] [--json] [--at now|DATE]
+                              [--device-id ID]
 
     Prints one receipt (DER or base64; whitespace is ignored) as verifyReceipt-shaped JSON, with what was found
     about its container (encoding, digest algorithm, certificates) and the verdict with its reason.
@@ -17,6 +19,8 @@ let inspectUsage = """
       --json                one compact line instead of indented JSON
       --at now|DATE         judge certificate validity at another time than the receipt creation date
                             (e.g. `--at now` shows why receipts must be judged at their creation date)
+      --device-id ID        the device identifier (a UUID, a MAC address, or 12 or 32 hex digits): shows
+                            device_hash_matches, whether the receipt's hash (attribute 5) is that device's
     Exit status: 0 valid, 1 rejected or unreadable, 2 usage error.
     """
 
@@ -28,7 +32,8 @@ func runInspect(_ argv: [String]) -> Int32 {
     }
     let args: Arguments
     do {
-        args = try Arguments(argv, flags: ["--no-verify", "--json"], valued: ["--trust-anchor", "--at"])
+        args = try Arguments(
+            argv, flags: ["--no-verify", "--json"], valued: ["--trust-anchor", "--at", "--device-id"])
     } catch {
         printError("receiptflow inspect: \(error.message)\n\n\(inspectUsage)")
         return 2
@@ -63,6 +68,16 @@ func runInspect(_ argv: [String]) -> Int32 {
         }
     }
 
+    var device = RecordDevice.absent
+    if let id = args.value("--device-id") {
+        guard let parsed = Array(id.utf8).withUnsafeBytes({ DeviceIdentifier(text: $0) }) else {
+            printError(
+                "receiptflow inspect: --device-id takes a UUID, a MAC address or 12 or 32 hex digits, got '\(id)'")
+            return 2
+        }
+        device = .identifier(parsed)
+    }
+
     let path = args.positionals.first ?? "-"
     let input: [UInt8]
     do {
@@ -71,7 +86,7 @@ func runInspect(_ argv: [String]) -> Int32 {
         printError("receiptflow inspect: cannot read \(path): \(error.localizedDescription)")
         return 1
     }
-    let report = InspectReport.make(input: input, anchors: anchors, atTime: atTime)
+    let report = InspectReport.make(input: input, anchors: anchors, atTime: atTime, device: device)
     var out: [UInt8] = []
     report.render(pretty: !args.has("--json"), into: &out)
     out.append(0x0A)
@@ -94,10 +109,14 @@ struct InspectReport {
     var inputEncoding = "der"
     var container: SignedDataView? = nil
     var certificates: [(subject: String, issuer: String, notBefore: Int64, notAfter: Int64, sha256: String)] = []
+    /// With `--device-id`: whether the receipt's hash is that device's (nil when the receipt has none).
+    var deviceHashMatches: Bool? = nil
     var verification: (checked: Bool, verified: Bool, time: Int64?, signer: String?, anchors: [String]) =
         (false, false, nil, nil, [])
 
-    static func make(input: [UInt8], anchors: TrustAnchors?, atTime: Int64?) -> InspectReport {
+    static func make(
+        input: [UInt8], anchors: TrustAnchors?, atTime: Int64?, device: RecordDevice = .absent
+    ) -> InspectReport {
         var report = InspectReport()
         report.verification.anchors = anchors?.anchors.map { "\($0.subject) (SHA-256 \($0.sha256))" } ?? []
         // DER starts with a SEQUENCE tag; anything else is read as base64.
@@ -122,13 +141,15 @@ struct InspectReport {
                 return report
             }
         }
+        // The same evaluator as `export`, with the int32 policy (inspect takes no environment or bundle options).
+        let verifier = anchors.map { ReceiptVerifier(cache: ChainCache(anchors: $0)) }
+        let evaluator = ReceiptEvaluator(
+            verifier: verifier,
+            policies: PipelineConfig.inspectPolicies + (device == .absent ? [] : [DeviceHashPolicy(required: false)]),
+            at: atTime.map { .instant($0) } ?? .receiptCreationDate)
         let parser = ReceiptParser()
         der.withUnsafeBytes { buf in
-            do throws(ReceiptError) {
-                try parser.parse(buf)
-            } catch {
-                report.fail(error, nil)
-            }
+            let parseError = evaluator.parse(buf, with: parser)
             report.container = parser.container
             report.receipt = parser.materialize(buf)
             for range in parser.container.certificates {
@@ -138,32 +159,25 @@ struct InspectReport {
                 let sha = ContentHasher().sha256(UnsafeRawBufferPointer(rebasing: buf[range])).hex
                 report.certificates.append((subject, issuer, view.notBefore, view.notAfter, sha))
             }
-            guard report.error == nil, let anchors else { return }
-            let created = parser.fields.receiptCreationDate
-            guard let time = atTime ?? created else {
-                report.fail(
-                    ReceiptError(.malformedAttribute, "the receipt has no creation date (attribute 12)"), nil)
-                return
+            let verdict = evaluator.judge(buf, parsedBy: parser, parseError: parseError, device: device)
+            report.deviceHashMatches = verdict.deviceHashMatches
+            if verifier != nil && parseError == nil {
+                report.verification = (
+                    true, verdict.verified, verdict.validationTime, verdict.signer, report.verification.anchors
+                )
             }
-            let verifier = ReceiptVerifier(cache: ChainCache(anchors: anchors))
-            let outcome = parser.withContent(buf) { content in
-                verifier.verify(der: buf, container: parser.container, content: content, validationTime: time)
-            }
-            report.verification = (true, outcome.verified, time, outcome.signerSHA256, report.verification.anchors)
-            if let code = outcome.error {
-                // With --at the dates are judged at the given time, and the detail must not call it the creation date.
-                let timeName = atTime == nil ? "the receipt creation date" : "the validation time given with --at"
-                report.fail(ReceiptError(code), outcome.detail(timeName: timeName))
+            if let code = verdict.code {
+                report.fail(ReceiptError(code), verdict.detail.text(code: code), status: verdict.status)
             }
         }
         return report
     }
 
-    mutating func fail(_ e: ReceiptError, _ detail: String?) {
+    mutating func fail(_ e: ReceiptError, _ detail: String?, status s: ReceiptStatus? = nil) {
         guard error == nil else { return }
         error = e
         errorDetail = detail ?? e.description
-        status = e.code.status.rawValue
+        status = (s ?? e.code.status).rawValue
     }
 
     func render(pretty: Bool, into out: inout [UInt8]) {
@@ -176,6 +190,10 @@ struct InspectReport {
                 JSONText.appendString(err.code.rawValue, into: &out)
                 w.key("error_detail", into: &out)
                 JSONText.appendString(errorDetail ?? err.description, into: &out)
+            }
+            if let m = deviceHashMatches {
+                w.key("device_hash_matches", into: &out)
+                out.append(contentsOf: (m ? "true" : "false").utf8)
             }
             w.key("verification", into: &out)
             w.beginObject(into: &out)

@@ -25,7 +25,6 @@ switch command {
 case "export": status = runExport(arguments)
 case "inspect": status = runInspect(arguments)
 case "generate": status = runGenerate(arguments)
-case "__sinks": status = runSinkDebug(arguments)  // hidden test hook for the output writers
 case "--version", "version":
     print(ReceiptflowVersion.string)
     status = 0

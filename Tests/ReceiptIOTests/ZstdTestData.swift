@@ -51,14 +51,6 @@ func skippableFrame(_ payload: [UInt8], variant: UInt8 = 0) -> [UInt8] {
     return [0x50 | (variant & 0x0F), 0x2A, 0x4D, 0x18] + size + payload
 }
 
-/// The window a frame's header announces (nil for a skippable frame), read with libzstd.
-func frameWindow(_ frame: [UInt8]) -> Int? {
-    var header = ZSTD_frameHeader()
-    let r = frame.withUnsafeBytes { ZSTD_getFrameHeader(&header, $0.baseAddress, $0.count) }
-    precondition(r == 0)
-    return header.frameType == ZSTD_frame ? Int(header.windowSize) : nil
-}
-
 /// Text of random lines with lengths drawn from `lengths` (blank lines, CRLF endings and spaces mixed in), where
 /// every other stretch of `stretch` bytes repeats the one before it with a few changes: zstd then encodes
 /// back-references about `stretch` bytes long, reaching across the reader's batches.
@@ -97,15 +89,6 @@ func repetitiveLines(bytes: Int, stretch: Int, lengths: ClosedRange<Int>, seed: 
         text += copy
     }
     return text
-}
-
-/// Passes reads through without being a `ZstdByteSource`: the reader then streams (the path it always had).
-final class OpaqueByteSource: ByteSource {
-    let inner: any ByteSource
-    init(_ inner: any ByteSource) { self.inner = inner }
-    var bytesConsumed: Int { inner.bytesConsumed }
-    var knownSize: Int? { inner.knownSize }
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(InputError) -> Int { try inner.read(into: buffer) }
 }
 
 /// In which order batches go back to the reader, as the pipeline's pool and workers might hand them.
@@ -195,20 +178,4 @@ func readAll(_ reader: RecordReader, _ options: ReaderOptions, order: BatchOrder
         all.formats += p.formats
     }
     return all
-}
-
-/// The type of every block of a single zstd frame (0 raw, 1 RLE, 2 compressed), read from the block headers.
-func blockTypes(_ frame: [UInt8]) -> [Int] {
-    var header = ZSTD_frameHeader()
-    let r = frame.withUnsafeBytes { ZSTD_getFrameHeader(&header, $0.baseAddress, $0.count) }
-    precondition(r == 0 && header.frameType == ZSTD_frame)
-    var at = Int(header.headerSize)
-    var types: [Int] = []
-    while true {
-        let h = Int(frame[at]) | Int(frame[at + 1]) << 8 | Int(frame[at + 2]) << 16
-        let type = (h >> 1) & 3
-        types.append(type)
-        at += 3 + (type == 1 ? 1 : h >> 3)
-        if h & 1 == 1 { return types }
-    }
 }

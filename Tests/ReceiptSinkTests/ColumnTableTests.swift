@@ -27,7 +27,9 @@ import Testing
         #expect(slot("status") == ReceiptsColumns.status)
         #expect(slot("in_app_count") == ReceiptsColumns.inAppCount)
         #expect(slot("verified") == ReceiptsColumns.verified)
-        #expect(s.columns.count == 21)
+        #expect(slot("device_hash_matches") == ReceiptsColumns.deviceHashMatches)
+        #expect(s.columns.last?.name == "device_hash_matches")
+        #expect(s.columns.count == 22)
     }
 
     @Test func transactionSlotsMatchSchema() {

@@ -5,13 +5,11 @@ import ReceiptSynth
 @testable import ReceiptVerify
 
 /// A signing key of the test PKI with everything the RSA tests need: the private key (for raw RSA on crafted
-/// blocks), the public key as OpenSSL's `EVP_PKEY` (the reference verifier) and as `RSAPublicKey` (the one under
-/// test), and the modulus.
+/// blocks), the public key as OpenSSL's `EVP_PKEY` (given to the reference check and to `PKCS1Verifier`, the one
+/// under test), and the modulus.
 final class RSATestKey: @unchecked Sendable {
     let key: PrivateKey
     let evp: OpaquePointer
-    /// Nil when the key is outside `RSAPublicKey`'s limits.
-    let prepared: RSAPublicKey?
     let modulus: [UInt8]
     var k: Int { modulus.count }
 
@@ -20,7 +18,6 @@ final class RSATestKey: @unchecked Sendable {
         let x509 = certificate.withUnsafeBytes { OpenSSL.certificate(der: $0) }!
         evp = X509_get_pubkey(x509)!
         X509_free(x509)
-        prepared = RSAPublicKey(evp)
         modulus = key.modulus
     }
 
@@ -32,7 +29,8 @@ final class RSATestKey: @unchecked Sendable {
         return RSATestKey(id.key, certificate: id.leaf.der)
     }()
 
-    /// OpenSSL's verdict: `EVP_PKEY_verify` with PKCS #1 v1.5 padding over `digest` made with `algorithm`.
+    /// OpenSSL's verdict: `EVP_PKEY_verify` with PKCS #1 v1.5 padding over `digest` made with `algorithm`, through a
+    /// fresh context (the verifier under test keeps its contexts).
     func opensslAccepts(_ signature: [UInt8], digest: [UInt8], _ algorithm: DigestAlgorithm) -> Bool {
         let ctx = EVP_PKEY_CTX_new_from_pkey(nil, evp, nil)!
         defer {
@@ -49,7 +47,7 @@ final class RSATestKey: @unchecked Sendable {
         _ signature: [UInt8], digest: [UInt8], _ algorithm: DigestAlgorithm, with verifier: PKCS1Verifier
     ) -> Bool {
         signature.withUnsafeBytes { s in
-            digest.withUnsafeBytes { d in verifier.verify(prepared!, signature: s, digest: d, algorithm: algorithm) }
+            digest.withUnsafeBytes { d in verifier.verify(evp, signature: s, digest: d, algorithm: algorithm) }
         }
     }
 

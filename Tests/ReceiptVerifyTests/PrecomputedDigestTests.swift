@@ -30,7 +30,7 @@ struct PrecomputedDigestTests {
         r.der.withUnsafeBytes { d in
             r.content.withUnsafeBytes { c in
                 verifier.verify(
-                    der: d, container: r.container, content: c, validationTime: r.creationDate ?? 0,
+                    der: d, container: r.container, content: c, at: .receiptCreationDate, creationDate: r.creationDate,
                     contentDigest: make(c))
             }
         }

@@ -1,3 +1,4 @@
+import COpenSSL
 import Foundation
 import ReceiptDER
 import ReceiptModel
@@ -44,8 +45,8 @@ struct RealReceiptVerificationTests {
         #expect(outcome.error == nil, "\(name): \(outcome.detail ?? "")")
         #expect(outcome.verified)
         #expect(outcome.status == .valid)
-        // Apple's keys (RSA-2048) take the verifier's own PKCS #1 path, not the EVP fallback.
-        #expect(outcome.entry?.rsa?.byteCount == 256)
+        // Apple's signing keys are RSA-2048.
+        #expect(outcome.entry?.publicKey.map { EVP_PKEY_get_bits($0) } == 2048)
         // The signer is the first certificate listed in expected.json (the leaf).
         let certs = try #require(expected["certificates"] as? [[String: Any]])
         let fingerprints = certs.compactMap { $0["sha256_fingerprint"] as? String }
@@ -88,7 +89,7 @@ struct RealReceiptVerificationTests {
         let verifier = try TestAnchors.verifier([TestAnchors.applePath, TestAnchors.storeKitPath])
         let outcome = receipt.verify(with: verifier)
         #expect(outcome.error == nil, "\(name): \(outcome.detail ?? "")")
-        #expect(outcome.entry?.rsa != nil)
+        #expect(outcome.entry?.publicKey != nil)
         let certs = try #require(try Self.expectedEntry(name)["certificates"] as? [[String: Any]])
         #expect(outcome.signerSHA256 == certs.first?["sha256_fingerprint"] as? String)
     }

@@ -26,7 +26,9 @@ struct ParsedReceipt {
     func verify(with verifier: ReceiptVerifier, at time: Int64? = nil) -> VerifyOutcome {
         der.withUnsafeBytes { d in
             content.withUnsafeBytes { c in
-                verifier.verify(der: d, container: container, content: c, validationTime: time ?? creationDate ?? 0)
+                verifier.verify(
+                    der: d, container: container, content: c, at: time.map { .instant($0) } ?? .receiptCreationDate,
+                    creationDate: creationDate)
             }
         }
     }

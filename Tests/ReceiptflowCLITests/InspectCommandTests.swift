@@ -87,7 +87,7 @@ struct InspectCommandTests {
         #expect(got["error_code"] as? String == "certificate_expired")
         // Judged at --at, not at the creation date: the detail names the time it used.
         let detail = got["error_detail"] as? String ?? ""
-        #expect(detail.contains("before the validation time given with --at"))
+        #expect(detail.contains("before the given validation time"))
         #expect(!detail.contains("creation date"))
     }
 

@@ -22,6 +22,14 @@ def _find_binary():
     return None
 
 
+def sink_harness(receiptflow):
+    """The output writers' test harness: RECEIPTFLOW_SINKS_BIN, or SinkHarness beside the receiptflow binary."""
+    path = os.environ.get("RECEIPTFLOW_SINKS_BIN") or str(pathlib.Path(receiptflow).parent / "SinkHarness")
+    if not os.path.exists(path):
+        pytest.skip("no SinkHarness binary: build it (swift build --product SinkHarness; scripts/test.sh does)")
+    return path
+
+
 @pytest.fixture(scope="session")
 def receiptflow():
     path = _find_binary()
@@ -31,7 +39,7 @@ def receiptflow():
 
 
 def write_tables(receiptflow, tmp, fmt, receipts, transactions, extra=(), out=None):
-    """Writes the rows through the hidden `__sinks write` hook; returns the output directory (or stdout bytes)."""
+    """Writes the rows through `SinkHarness write`; returns the output directory (or stdout bytes)."""
     tmp = pathlib.Path(tmp)
     tmp.mkdir(parents=True, exist_ok=True)
     rpath = tmp / "receipts.input.ndjson"
@@ -39,7 +47,7 @@ def write_tables(receiptflow, tmp, fmt, receipts, transactions, extra=(), out=No
     tables.dump_rows(rpath, receipts, tables.RECEIPTS)
     tables.dump_rows(tpath, transactions, tables.TRANSACTIONS)
     outdir = out or str(tmp / f"out-{fmt}")
-    cmd = [receiptflow, "__sinks", "write", "--format", fmt, "--out", outdir,
+    cmd = [sink_harness(receiptflow), "write", "--format", fmt, "--out", outdir,
            "--receipts", str(rpath), "--transactions", str(tpath), *extra]
     res = subprocess.run(cmd, capture_output=True, check=False)
     assert res.returncode == 0, res.stderr.decode()

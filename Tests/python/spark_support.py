@@ -23,15 +23,17 @@ def receiptflow_bin():
     return path
 
 
-def generate_split_corpus(binary, directory, count, files, compress=()):
-    """`receiptflow generate` once, then its lines cut into `files` consecutive files p0...; the indexes in
-    `compress` are zstd-compressed (skipped when the zstd tool is missing). Returns (paths in order, trust anchor).
-    Blank and malformed lines stay as generated, so line numbers count them as in any input."""
+def generate_split_corpus(binary, directory, count, files, compress=(), customers=None):
+    """`receiptflow generate` once (`--count count`, or `--customers customers` over 3 years), then its lines cut
+    into `files` consecutive files p0...; the indexes in `compress` are zstd-compressed (skipped when the zstd tool
+    is missing). Returns (paths in order, trust anchor). Blank and malformed lines stay as generated, so line
+    numbers count them as in any input. The whole corpus stays as DIRECTORY/corpus.ndjson, with the customer
+    generator's expected tables beside it."""
     ca = os.path.join(directory, "ca")
     corpus = os.path.join(directory, "corpus.ndjson")
+    what = ["--count", str(count), "--bad-fraction", "0.05"] if customers is None else ["--customers", str(customers)]
     subprocess.run(
-        [binary, "generate", "--count", str(count), "--bad-fraction", "0.05", "--seed", "7", "--ca-dir", ca,
-         "--out", corpus, "--quiet"],
+        [binary, "generate", *what, "--seed", "7", "--ca-dir", ca, "--out", corpus, "--quiet"],
         check=True,
     )
     with open(corpus, "rb") as fh:
@@ -53,15 +55,18 @@ def generate_split_corpus(binary, directory, count, files, compress=()):
     return paths, os.path.join(ca, "root.pem")
 
 
-def reference_tables(binary, inputs, trust_anchor, out):
-    """The single-machine run: `receiptflow export INPUT... --out out`, read back as lists of row dicts."""
+def reference_tables(binary, inputs, trust_anchor, out, fmt="parquet"):
+    """The single-machine run: `receiptflow export INPUT... --out out`, read back as pyarrow tables (Parquet; for
+    another format, the output directory)."""
     import pyarrow.parquet as pq
 
     subprocess.run(
-        [binary, "export", *inputs, "--out", out, "--trust-anchor", trust_anchor, "--quiet"],
+        [binary, "export", *inputs, "--out", out, "--trust-anchor", trust_anchor, "--quiet", "--format", fmt],
         check=True,
         stderr=subprocess.DEVNULL,
     )
+    if fmt != "parquet":
+        return out
     return (
         pq.read_table(os.path.join(out, "receipts.parquet")),
         pq.read_table(os.path.join(out, "transactions.parquet")),

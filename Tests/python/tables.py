@@ -15,7 +15,7 @@ RECEIPTS = [
     ("app_item_id", "int64", True), ("download_id", "int64", True), ("version_external_identifier", "int64", True),
     ("receipt_creation_date", "timestamp", True), ("original_purchase_date", "timestamp", True),
     ("expiration_date", "timestamp", True), ("in_app_count", "int32", True), ("digest_algorithm", "string", True),
-    ("signer_sha256", "string", True), ("receipt_sha256", "string", True),
+    ("signer_sha256", "string", True), ("receipt_sha256", "string", True), ("device_hash_matches", "bool", True),
 ]
 TRANSACTIONS = [
     ("source", "string", False), ("line", "int64", False), ("record_id", "string", True),
@@ -91,6 +91,7 @@ def generate(n_receipts, n_transactions, seed):
             "digest_algorithm": rnd.choice(["sha1", "sha256"]) if decoded else None,
             "signer_sha256": rnd.choice(SIGNERS) if decoded else None,
             "receipt_sha256": "%064x" % rnd.getrandbits(256) if decoded else None,
+            "device_hash_matches": _maybe(rnd, 0.5, lambda: rnd.random() < 0.8) if decoded else None,
         }
         receipts.append(row)
     # One very long string: statistics must then be omitted or exact, never truncated.

@@ -9,14 +9,14 @@ import zoneinfo
 import pytest
 
 import tables
-from conftest import write_tables
+from conftest import sink_harness, write_tables
 
 LA = zoneinfo.ZoneInfo("America/Los_Angeles")
 UTC = datetime.timezone.utc
 
 
 def _render(receiptflow, values):
-    res = subprocess.run([receiptflow, "__sinks", "pst"], input="\n".join(map(str, values)).encode(),
+    res = subprocess.run([sink_harness(receiptflow), "pst"], input="\n".join(map(str, values)).encode(),
                          capture_output=True, check=True)
     lines = res.stdout.decode().splitlines()
     assert len(lines) == len(values)

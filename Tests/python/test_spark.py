@@ -1,8 +1,12 @@
 """scripts/spark/driver.py under spark-submit on `local[2,3]` (2 threads, up to 3 attempts per task), with
-receiptflow SIGKILLed once in the middle of a task: the job must succeed and its two tables must hold exactly the
-rows of a single-machine `receiptflow export` of the same files, in the same order, with no duplicates."""
+receiptflow SIGKILLed once in the middle of a task: the job must succeed, its receipts and transactions tables must
+hold exactly the rows of a single-machine `receiptflow export` of the same files, in the same order, with no
+duplicates, and its purchases and subscriptions tables the rows the history rules give for those files
+(history_reference.py over the single-machine export, itself checked against the generator's expected tables)."""
 
+import datetime
 import glob
+import json
 import os
 import shutil
 import stat
@@ -18,6 +22,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 pytest.importorskip("pandas", reason="PySpark's mapInArrow needs pandas (pip install -r Tests/python/requirements.txt)")
 pytest.importorskip("numpy")
 
+import history_reference as ref  # noqa: E402
 from spark_support import DRIVER, generate_split_corpus, receiptflow_bin, reference_tables  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -26,6 +31,10 @@ FILES_PER_TASK = 2
 # The second file of the second task: by the time it is killed, its task has already handed the first file's rows
 # to Spark's writer, so the retry must not let them be written twice.
 KILLED = 3
+# Simulated customers of the corpus (about 13 receipts each), and the as-of time passed through to the driver: in
+# the middle of the simulated years, so that every state, not_started included, occurs.
+CUSTOMERS = 120
+AS_OF = "2021-09-01T00:00:00Z"
 
 
 def java_available():
@@ -46,6 +55,44 @@ def read_parts(folder):
     return [row for p in parts for row in pq.read_table(p).to_pylist()], pq.read_schema(parts[0])
 
 
+def plain(value):
+    """A Parquet value as history_reference holds it: timestamps as epoch milliseconds."""
+    if isinstance(value, datetime.datetime):
+        return ref.parse_time(value.isoformat())
+    return value
+
+
+def expected_history(binary, tmp_path, inputs, anchor):
+    """The history tables of `inputs` at AS_OF as CSV lines, from history_reference.py over a single-machine CSV
+    export of them. First the reference is held to the generator's expected tables for the whole corpus (one
+    file): equal row for row; and the split's purchases differ from them only in `source` and `line`."""
+    corpus = str(tmp_path / "corpus.ndjson")
+    generated = tmp_path / "at"
+    generated.mkdir()
+    subprocess.run(
+        [binary, "generate", "--customers", str(CUSTOMERS), "--seed", "7", "--ca-dir", str(tmp_path / "ca"),
+         "--out", str(generated / "corpus.ndjson"), "--as-of", AS_OF, "--expected-source", corpus, "--quiet"],
+        check=True,
+    )
+    want_p = (generated / "corpus.purchases.csv").read_text().splitlines()
+    want_s = (generated / "corpus.subscriptions.csv").read_text().splitlines()
+    as_of = ref.parse_time(AS_OF)
+
+    whole = reference_tables(binary, [corpus], anchor, str(tmp_path / "whole"), fmt="csv")
+    p, s, _ = ref.tables(whole, [corpus], as_of)
+    assert ref.render(p, ref.PURCHASE_COLUMNS) == want_p
+    assert ref.render(s, ref.SUBSCRIPTION_COLUMNS) == want_s
+
+    split = reference_tables(binary, inputs, anchor, str(tmp_path / "split"), fmt="csv")
+    p, s, _ = ref.tables(split, inputs, as_of)
+    purchases = ref.render(p, ref.PURCHASE_COLUMNS)
+    subscriptions = ref.render(s, ref.SUBSCRIPTION_COLUMNS)
+    assert subscriptions == want_s
+    assert [r.rsplit(",", 2)[0] for r in purchases] == [r.rsplit(",", 2)[0] for r in want_p]
+    assert {r["state"] for r in s} == {"not_started", "active", "revoked", "expired", "unknown"}
+    return purchases, subscriptions
+
+
 def test_killed_task_is_retried_and_rows_equal_a_single_machine_run(tmp_path):
     if not java_available():
         pytest.skip("Java is not installed (Spark needs Java 17): install openjdk-17-jre-headless")
@@ -54,8 +101,11 @@ def test_killed_task_is_retried_and_rows_equal_a_single_machine_run(tmp_path):
         pytest.skip("spark-submit not found next to the pyspark package")
     binary = receiptflow_bin()
 
-    inputs, anchor = generate_split_corpus(binary, str(tmp_path), 2000, FILES, compress=(1, 4))
+    inputs, anchor = generate_split_corpus(binary, str(tmp_path), 0, FILES, compress=(1, 4), customers=CUSTOMERS)
     ref_receipts, ref_transactions = reference_tables(binary, inputs, anchor, str(tmp_path / "reference"))
+    expected_purchases, expected_subscriptions = expected_history(binary, tmp_path, inputs, anchor)
+    with open(tmp_path / "corpus.ndjson", "rb") as fh:
+        records = fh.read().count(b"\n")
 
     # The binary Spark ships is the fault-injecting wrapper, named receiptflow so that SparkFiles finds it.
     ship = tmp_path / "ship"
@@ -91,6 +141,7 @@ def test_killed_task_is_retried_and_rows_equal_a_single_machine_run(tmp_path):
         str(out),
         # A bare name: the driver finds it among the files shipped with --files.
         "--trust-anchor", "root.pem",
+        "--as-of", AS_OF,
     ]
     run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     log = run.stdout + run.stderr
@@ -110,11 +161,31 @@ def test_killed_task_is_retried_and_rows_equal_a_single_machine_run(tmp_path):
 
     # Exactly the single-machine rows, in input order: nothing duplicated by the retry, nothing lost.
     keys = [(r["source"], r["line"]) for r in receipts]
-    assert len(keys) == len(set(keys)) == 2000
+    assert len(keys) == len(set(keys)) == records
     assert receipts == ref_receipts.to_pylist()
     assert transactions == ref_transactions.to_pylist()
     statuses = {r["status"] for r in receipts}
-    assert {0, 21002, 21003} <= statuses and len(transactions) > 2000
+    assert {0, 21002, 21003} <= statuses and len(transactions) > records
+
+    # The history tables: the rows of the rules over these files, in the contract's order.
+    for table, columns, expected in (
+        ("purchases", ref.PURCHASE_COLUMNS, expected_purchases),
+        ("subscriptions", ref.SUBSCRIPTION_COLUMNS, expected_subscriptions),
+    ):
+        assert (out / table / "_SUCCESS").exists()
+        rows, schema = read_parts(out / table)
+        assert schema.names == columns
+        got = ref.render([{k: plain(v) for k, v in r.items()} for r in rows], columns)
+        assert len(got) == len(expected)
+        for i, (g, w) in enumerate(zip(got, expected)):
+            assert g == w, f"{table} row {i}"
+        single = tmp_path / "reference" / (table + ".parquet")
+        if single.exists():
+            mine = ref.render([{k: plain(v) for k, v in r.items()} for r in pq.read_table(single).to_pylist()],
+                              columns)
+            assert got == mine, f"the single-machine export's {table} differ from Spark's"
+    with open(out / "summary.json") as fh:
+        assert json.load(fh)["as_of"] == ref.format_time(ref.parse_time(AS_OF))
     assert {r["source"] for r in receipts} == set(inputs)
 
     # No task left its scratch directory behind, killed attempt included.

@@ -164,6 +164,18 @@ def test_command_line_splits_driver_and_receiptflow_options():
     assert driver.task_arguments(["--threads=2"], 3) == ["--threads=2", "--quiet"]
 
 
+def test_as_of_and_no_history_are_the_drivers():
+    import datetime
+
+    cfg = driver.parse_command_line(["a", "out", "--as-of", "2024-01-31T02:00:00+02:00", "--trust-anchor", "r.pem"])
+    assert cfg.as_of == datetime.datetime(2024, 1, 31, tzinfo=datetime.timezone.utc)
+    assert cfg.history and cfg.passthrough == ["--trust-anchor", "r.pem"]
+    cfg = driver.parse_command_line(["a", "out", "--no-history", "--as-of=2024-01-31T00:00:00.250Z"])
+    assert not cfg.history and cfg.passthrough == []
+    assert driver.format_as_of(1_706_659_200_250_000) == "2024-01-31T00:00:00.250Z"
+    assert cfg.as_of == datetime.datetime(2024, 1, 31, 0, 0, 0, 250_000, tzinfo=datetime.timezone.utc)
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
@@ -173,6 +185,8 @@ def test_command_line_splits_driver_and_receiptflow_options():
         (["in"], "INPUT and OUTPUT are required"),
         (["--task-bytes", "0", "in", "out"], "at least 1"),
         (["--threads", "2", "in", "out"], "unknown driver option --threads"),
+        (["in", "out", "--as-of", "2024-01-31"], "RFC 3339"),
+        (["in", "out", "--as-of"], "--as-of needs a value"),
     ],
 )
 def test_command_line_rejects_what_the_driver_owns(argv, message):

@@ -11,7 +11,14 @@ are DIR/name; files matched by a glob get their full path). OUTPUT receives
 
     OUTPUT/receipts/part-*.parquet      + _SUCCESS   one row per input record (contract.md, "receipts")
     OUTPUT/transactions/part-*.parquet  + _SUCCESS   one row per in-app purchase of a valid receipt
-    OUTPUT/summary.json                               counts, written last
+    OUTPUT/purchases/part-*.parquet     + _SUCCESS   one row per purchase, merged across receipts (history)
+    OUTPUT/subscriptions/part-*.parquet + _SUCCESS   one row per auto-renewable subscription, with its state
+    OUTPUT/summary.json                               counts and the as-of time, written last
+
+The two history tables follow the contract's history rules, computed with Spark SQL over every file's rows: a
+receipt's position is (index of its file in the input order above, line), the as-of time is `--as-of` or the
+data horizon, and the rows are sorted as the contract says, so that reading the part files in name order gives
+the rows of a single-machine `receiptflow export` of the same files in the same order.
 
 How a task works (`run_file`): the input file is streamed into `receiptflow export - --out SCRATCH --format
 parquet` on standard input; the wrapper passes the executor's environment, drains standard error, and raises when
@@ -33,6 +40,10 @@ Driver options (before INPUT):
   --binary PATH    receiptflow on the executors (default: the file shipped with `--files .../receiptflow`);
                    use it when the binary is part of the container image.
   --overwrite      replace OUTPUT when it exists (default: refuse).
+
+`--as-of DATE` (RFC 3339) and `--no-history` after OUTPUT are the driver's: the time at which subscription
+states are computed (default: the greatest receipt_creation_date of a contributing receipt), and skipping the two
+history tables.
 
 Receiptflow options after OUTPUT are passed through (`--trust-anchor`, `--environment`, `--bundle-id`,
 `--no-verify`, `--field`, `--id-field`, `--threads`); `--out`, `--format`, input paths and progress options are
@@ -77,6 +88,7 @@ RECEIPTS_COLUMNS = [
     ("digest_algorithm", "string", True),
     ("signer_sha256", "string", True),
     ("receipt_sha256", "string", True),
+    ("device_hash_matches", "bool", True),
 ]
 
 TRANSACTIONS_COLUMNS = [
@@ -113,6 +125,18 @@ STDERR_TAIL_BYTES = 64 << 10
 CHUNK = 1 << 20
 
 
+_UTC = __import__("datetime").timezone.utc
+_EPOCH = __import__("datetime").datetime(1970, 1, 1, tzinfo=_UTC)
+
+
+def format_as_of(micros):
+    """`2019-08-08T05:43:20.000Z`, as receiptflow writes timestamps."""
+    import datetime
+
+    t = _EPOCH + datetime.timedelta(microseconds=micros)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
 class UsageError(Exception):
     """A bad command line: printed with the usage, exit status 2."""
 
@@ -127,8 +151,11 @@ class TaskFailure(RuntimeError):
 class Config:
     """What every task needs to know, pickled into the tasks."""
 
-    def __init__(self, inputs, output, passthrough, task_bytes, files_per_task, binary, overwrite):
+    def __init__(self, inputs, output, passthrough, task_bytes, files_per_task, binary, overwrite, as_of=None,
+                 history=True):
         self.inputs = inputs
+        self.as_of = as_of
+        self.history = history
         self.output = output
         self.passthrough = passthrough
         self.task_bytes = task_bytes
@@ -175,8 +202,47 @@ def parse_command_line(argv):
     if not inputs:
         raise UsageError("INPUT names no path")
     output = argv[i + 1]
-    passthrough = check_passthrough(argv[i + 2 :])
-    return Config(inputs, output, passthrough, task_bytes, files_per_task, binary, overwrite)
+    passthrough, as_of, history = history_options(argv[i + 2 :])
+    passthrough = check_passthrough(passthrough)
+    return Config(inputs, output, passthrough, task_bytes, files_per_task, binary, overwrite, as_of, history)
+
+
+def history_options(args):
+    """Takes `--as-of DATE` and `--no-history` out of the receiptflow options: the history tables are computed
+    here, over every file, not by each task's receiptflow. Returns (the other options, as-of datetime or None,
+    whether to write the history tables)."""
+    rest, as_of, history = [], None, True
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--no-history":
+            history = False
+        elif a == "--as-of" or a.startswith("--as-of="):
+            if a == "--as-of":
+                i += 1
+                if i >= len(args):
+                    raise UsageError("--as-of needs a value")
+                value = args[i]
+            else:
+                value = a.partition("=")[2]
+            as_of = parse_as_of(value)
+        else:
+            rest.append(a)
+        i += 1
+    return rest, as_of, history
+
+
+def parse_as_of(text):
+    """An RFC 3339 time (`2024-01-31T00:00:00Z`, an offset, fractional seconds) as an aware UTC datetime."""
+    import datetime
+
+    try:
+        t = datetime.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        t = None
+    if t is None or t.tzinfo is None or "T" not in text.upper():
+        raise UsageError(f"--as-of takes an RFC 3339 time such as 2024-01-31T00:00:00Z, got '{text}'")
+    return t.astimezone(datetime.timezone.utc)
 
 
 def check_passthrough(args):
@@ -667,6 +733,134 @@ def write_text(spark, path, text):
         raise RuntimeError(f"cannot rename {path}.tmp to {path}")
 
 
+# MARK: - History tables (driver side, Spark SQL)
+
+
+def contributing_receipts(records, files):
+    """Valid, non-Xcode receipts with their environment and input index (the position of their file in `files`,
+    the driver's input order)."""
+    from pyspark.sql import functions as F
+
+    spark = records.sparkSession
+    # One index per source: a file given twice has the same rows at both indexes, so either gives the same facts.
+    positions = {f["source"]: i for i, f in enumerate(files)}
+    index = spark.createDataFrame(sorted(positions.items()), "source string, input int")
+    xcode = F.coalesce(F.col("receipt_type") == "Xcode", F.lit(False))
+    valid = records.filter((F.col("status") == 0) & ~xcode)
+    return valid.join(F.broadcast(index), "source").withColumn(
+        "environment",
+        F.when(F.coalesce(F.col("receipt_type"), F.lit("")).endswith("Sandbox"), "Sandbox").otherwise("Production"),
+    )
+
+
+def purchases_frame(receipts):
+    """One row per (environment, bundle_id, transaction_id): the newest occurrence's facts, the newest known
+    cancellation, first/last seen and the number of occurrences. Recency: (created, input, line, entry)."""
+    from pyspark.sql import functions as F
+
+    occ = receipts.select(
+        "environment", "bundle_id", "source", "line", "input",
+        F.col("receipt_creation_date").alias("created"), F.posexplode(NESTED).alias("entry", "t"),
+    )
+    rank = [F.col("created"), F.col("input"), F.col("line"), F.col("entry")]
+    facts = [
+        "original_transaction_id", "product_id", "quantity", "purchase_date", "original_purchase_date",
+        "expires_date", "web_order_line_item_id", "is_trial_period", "is_in_intro_offer_period",
+        "promotional_offer_id", "product_type",
+    ]
+    newest = F.max(F.struct(*rank, *[F.col("t." + f).alias(f) for f in facts], "source", F.col("line").alias("l")))
+    cancel = F.max(
+        F.when(
+            F.col("t.cancellation_date").isNotNull(),
+            F.struct(*rank, F.col("t.cancellation_date").alias("d"), F.col("t.cancellation_reason").alias("r")),
+        )
+    )
+    grouped = occ.groupBy("environment", "bundle_id", F.col("t.transaction_id").alias("transaction_id")).agg(
+        newest.alias("n"), cancel.alias("c"), F.min("created").alias("first_seen"),
+        F.max("created").alias("last_seen"), F.count(F.lit(1)).alias("occurrences"),
+    )
+    return grouped.select(
+        "environment", "bundle_id", "transaction_id",
+        *[F.col("n." + f).alias(f) for f in facts],
+        F.col("c.d").alias("cancellation_date"), F.col("c.r").alias("cancellation_reason"),
+        "first_seen", "last_seen", "occurrences", F.col("n.source").alias("source"), F.col("n.l").alias("line"),
+    )
+
+
+def subscriptions_frame(purchases, as_of):
+    """One row per (environment, bundle_id, original_transaction_id) of the purchases with an expires_date (a
+    null original transaction id makes a group of its own, keyed by the transaction id), with its state at
+    `as_of` (a Spark timestamp column). Rules, first match wins: not_started, active, revoked, expired, unknown."""
+    from pyspark.sql import functions as F
+
+    p = purchases.filter(F.col("expires_date").isNotNull())
+    counted = F.col("purchase_date") <= as_of
+    cancelled_by_then = F.coalesce(F.col("cancellation_date") <= as_of, F.lit(False))
+    live = counted & ~cancelled_by_then
+    order = F.struct("purchase_date", "transaction_id", "product_id")
+
+    def count_if(cond):
+        return F.sum(F.when(cond, 1).otherwise(0)).cast("long")
+
+    g = p.groupBy(
+        "environment", "bundle_id",
+        F.coalesce("original_transaction_id", "transaction_id").alias("original_transaction_id"),
+    ).agg(
+        F.min(order).alias("first"), F.max(order).alias("latest"),
+        F.min("purchase_date").alias("first_purchase_date"), F.max("purchase_date").alias("latest_purchase_date"),
+        F.max(F.when(F.col("cancellation_date").isNull(), F.col("expires_date"))).alias("latest_expires_date"),
+        F.count(F.lit(1)).alias("periods"),
+        count_if(F.col("is_trial_period") == True).alias("trial_periods"),  # noqa: E712 (a Column, not a bool)
+        count_if(F.col("is_in_intro_offer_period") == True).alias("intro_periods"),  # noqa: E712
+        count_if(F.col("cancellation_date").isNotNull()).alias("cancelled_periods"),
+        F.max("last_seen").alias("observed_through"),
+        count_if(counted).alias("_counted"),
+        count_if(live & (as_of < F.col("expires_date"))).alias("_active"),
+        F.max(F.when(counted, F.struct("purchase_date", "transaction_id", cancelled_by_then.alias("x")))).alias(
+            "_last"),
+        F.max(F.when(live, F.col("expires_date"))).alias("_live_expiry"),
+    )
+    state = (
+        F.when(F.col("_counted") == 0, "not_started")
+        .when(F.col("_active") > 0, "active")
+        .when(F.col("_last.x"), "revoked")
+        .when(F.col("observed_through") >= F.col("_live_expiry"), "expired")
+        .otherwise("unknown")
+    )
+    return g.select(
+        "environment", "bundle_id", "original_transaction_id",
+        F.col("first.product_id").alias("first_product_id"), F.col("latest.product_id").alias("latest_product_id"),
+        "first_purchase_date", "latest_purchase_date", "latest_expires_date", "periods", "trial_periods",
+        "intro_periods", "cancelled_periods", "observed_through", state.alias("state"),
+    )
+
+
+def write_history(records, files, as_of, base, mode):
+    """Writes OUTPUT/purchases and OUTPUT/subscriptions, sorted as the contract says; returns the as-of time used,
+    in epoch microseconds (the data horizon when `as_of` is None; None when no receipt contributes)."""
+    from pyspark.sql import functions as F
+
+    receipts = contributing_receipts(records, files)
+    if as_of is None:
+        # Epoch microseconds computed by Spark: a collected timestamp would come back in the local time zone.
+        micros = receipts.agg(F.expr("max(unix_micros(receipt_creation_date))")).collect()[0][0]
+    else:
+        delta = as_of - _EPOCH
+        micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    # A timestamp literal from epoch microseconds: no session or Python time zone can shift it.
+    as_of_column = F.expr(f"timestamp_micros({micros if micros is not None else 0})")
+    purchases = purchases_frame(receipts).persist()
+    purchases.orderBy(
+        "environment", "bundle_id", F.col("original_transaction_id").asc_nulls_first(),
+        F.col("purchase_date").asc_nulls_first(), "transaction_id",
+    ).write.mode(mode).parquet(base + "/purchases")
+    subscriptions_frame(purchases, as_of_column).orderBy(
+        "environment", "bundle_id", "original_transaction_id"
+    ).write.mode(mode).parquet(base + "/subscriptions")
+    purchases.unpersist()
+    return micros
+
+
 def run(spark, cfg):
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
@@ -701,6 +895,10 @@ def run(spark, cfg):
     records.drop(NESTED).write.mode(mode).parquet(base + "/receipts")
     records.select(F.explode(NESTED).alias("t")).select("t.*").write.mode(mode).parquet(base + "/transactions")
 
+    as_of = None
+    if cfg.history:
+        as_of = write_history(records, files, cfg.as_of, base, mode)
+
     counts = records.groupBy("status", "error_code").agg(
         F.count(F.lit(1)).alias("n"), F.sum(F.size(NESTED)).alias("t")
     ).collect()
@@ -726,6 +924,8 @@ def run(spark, cfg):
         "by_status": dict(sorted(by_status.items())),
         "by_error_code": dict(sorted(by_code.items())),
         "receiptflow_arguments": args,
+        "history": cfg.history,
+        "as_of": None if as_of is None else format_as_of(as_of),
         "elapsed_seconds": round(time.time() - started, 3),
     }
     write_text(spark, base + "/summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")

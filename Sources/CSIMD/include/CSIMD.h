@@ -45,21 +45,4 @@ int rf_sha_jobs_x2(const rf_sha_job *jobs, size_t n);
 /// path on a CPU that has the extensions); read once.
 int rf_sha256_x2_available(void);
 
-/// Streaming XXH64 with seed 0 (xxHash's 64-bit hash): the content checksum of zstd frames, whose low 32 bits end
-/// a frame that has one. Reset, feed the content in pieces of any size, read the digest (which leaves the state as
-/// it was).
-typedef struct {
-    uint64_t v[4];
-    uint64_t total;
-    uint8_t buffer[32];
-    uint32_t buffered;
-} rf_xxh64_state;
-void rf_xxh64_reset(rf_xxh64_state *s);
-void rf_xxh64_update(rf_xxh64_state *s, const uint8_t *p, size_t n);
-uint64_t rf_xxh64_digest(const rf_xxh64_state *s);
-/// `rf_xxh64_update` on a chosen path: `vector` 1 takes the AVX-512 lanes when `rf_xxh64_avx512_available()`
-/// (what `rf_xxh64_update` does), 0 the portable loop. Both give the same state; tests compare them.
-void rf_xxh64_update_path(rf_xxh64_state *s, const uint8_t *p, size_t n, int vector);
-/// 1 when this CPU runs XXH64's four lanes in one AVX-512 register (AVX-512 F, VL and DQ, with OS support).
-int rf_xxh64_avx512_available(void);
 #endif

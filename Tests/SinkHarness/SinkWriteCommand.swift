@@ -2,19 +2,19 @@ import Foundation
 import ReceiptModel
 import ReceiptSink
 
-/// `receiptflow __sinks`: a hidden test hook for the output writers, used by Tests/python.
+/// The output writers' test harness (`SinkHarness`, not part of the product), used by Tests/python.
 ///
-/// - `__sinks write --format F --out DIR|- --receipts FILE [--transactions FILE] [--batch-rows N]
+/// - `SinkHarness write --format F --out DIR|- --receipts FILE [--transactions FILE] [--batch-rows N]
 ///   [--row-group-rows N] [--page-bytes N] [--max-rows-per-page N] [--dictionary-bytes N] [--input NAME ...]
 ///   [--trust-anchor-sha256 HEX ...]` reads table rows (one JSON object per line, keyed by column name; int64 and
 ///   timestamp values as decimal strings so they stay exact) and writes them through `makeSink` in batches. For
 ///   `ndjson` each receipts row is rendered as a verifyReceipt object, with the transactions rows of the same
 ///   (source, line) as its `in_app`.
-/// - `__sinks pst [MS ...]` prints `x<TAB>x_ms<TAB>x_pst` for each epoch-milliseconds value (from standard input,
+/// - `SinkHarness pst [MS ...]` prints `x<TAB>x_ms<TAB>x_pst` for each epoch-milliseconds value (from standard input,
 ///   one per line, when none is given).
-func runSinkDebug(_ args: [String]) -> Int32 {
+func runSinkHarness(_ args: [String]) -> Int32 {
     guard let mode = args.first else {
-        printError("receiptflow __sinks: write | pst")
+        printError("SinkHarness: write | pst")
         return 2
     }
     do {
@@ -22,14 +22,14 @@ func runSinkDebug(_ args: [String]) -> Int32 {
         case "write": return try sinkDebugWrite(Array(args.dropFirst()))
         case "pst": return sinkDebugPST(Array(args.dropFirst()))
         default:
-            printError("receiptflow __sinks: unknown mode '\(mode)'")
+            printError("SinkHarness: unknown mode '\(mode)'")
             return 2
         }
     } catch let e as UsageError {
-        printError("receiptflow __sinks: \(e.message)")
+        printError("SinkHarness: \(e.message)")
         return 2
     } catch {
-        printError("receiptflow __sinks: \(error)")
+        printError("SinkHarness: \(error)")
         return 1
     }
 }
@@ -44,7 +44,7 @@ private func sinkDebugPST(_ args: [String]) -> Int32 {
     var out: [UInt8] = []
     for v in values {
         guard let ms = Int64(v) else {
-            printError("receiptflow __sinks pst: not an integer: \(v)")
+            printError("SinkHarness pst: not an integer: \(v)")
             return 2
         }
         CivilTime.appendGMT(epochMillis: ms, into: &out)

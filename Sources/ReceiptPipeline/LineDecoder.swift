@@ -1,0 +1,113 @@
+import ReceiptIO
+import ReceiptModel
+
+/// Where a record's row comes from: its source, line, record id and the hex digest of its receipt bytes.
+struct RowContext {
+    var source: UnsafeRawBufferPointer
+    var line: Int
+    var recordID: UnsafeRawBufferPointer? = nil
+    var receiptSHA256: UnsafeRawBufferPointer? = nil
+    /// The `--device-id-field` value, read.
+    var device = RecordDevice.absent
+}
+
+/// What became of an input line.
+enum DecodedLine {
+    /// The receipt bytes, in the caller's buffer.
+    case receipt(UnsafeRawBufferPointer)
+    /// Rejected before its receipt bytes (line too long, JSON, base64, empty).
+    case failed(ErrorCode, Detail)
+}
+
+/// Turns one input line into receipt bytes: the NDJSON key scan (receipt and record id), JSON unescaping and
+/// base64 decoding. Owns the unescape buffer, sized once for the largest record; decoding does not allocate.
+final class LineDecoder {
+    let scanner: NDJSONScanner
+    /// The unescaped receipt string (consumed by base64 decoding before the next line is decoded).
+    let unescaped: UnsafeMutableRawBufferPointer
+
+    init(field: String?, idField: String?, deviceIDField: String?, maxRecord: Int) {
+        scanner = NDJSONScanner(field: field, idField: idField, deviceIDField: deviceIDField)
+        unescaped = .allocate(byteCount: max(maxRecord, 1), alignment: 16)
+    }
+
+    deinit { unescaped.deallocate() }
+
+    /// The receipt bytes of `line` into `decoded` (at least `Base64.maxDecodedCount(line.count)` bytes), or the
+    /// failure of the line's JSON or base64. Sets `ctx.recordID`, unescaped into `idScratch` when needed.
+    func decode(
+        _ line: UnsafeRawBufferPointer, _ format: RecordFormat, into decoded: UnsafeMutableRawBufferPointer,
+        idScratch: UnsafeMutableRawBufferPointer, _ ctx: inout RowContext
+    ) -> DecodedLine {
+        var text = line
+        if format == .ndjson {
+            let r = scanner.scan(line)
+            ctx.recordID = Self.recordID(r.id, line, idScratch)
+            if r.deviceID != .absent { ctx.device = Self.device(r.deviceID, line) }
+            if let code = r.error {
+                return .failed(code, .text(r.detail, at: r.errorOffset))
+            }
+            let raw = UnsafeRawBufferPointer(rebasing: line[r.receipt.range])
+            if r.receipt.escaped {
+                // In range: unescaping never lengthens, and raw.count <= line.count <= unescaped.count.
+                let n = JSONString.unescape(raw, into: unescaped)
+                text = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(unescaped)[0..<n])
+            } else {
+                text = raw
+            }
+        }
+        let n: Int
+        do throws(ReceiptError) {
+            n = try Base64.decode(text, into: decoded)
+        } catch {
+            // A StoreKit 2 JWS fails base64 at its first `.`: name it instead.
+            if JWSDetector.isJWS(text) { return .failed(.jwsNotReceipt, .text(JWSDetector.detail, at: -1)) }
+            return .failed(.invalidBase64, Detail(error))
+        }
+        if n == 0 {
+            return .failed(.emptyReceipt, .text("the receipt string holds only whitespace", at: -1))
+        }
+        return .receipt(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(decoded)[0..<n]))
+    }
+
+    /// The `--device-id-field` value: absent for a JSON null; malformed for anything but a string in one of the
+    /// accepted forms (`DeviceIdentifier`).
+    static func device(_ v: JSONValue, _ line: UnsafeRawBufferPointer) -> RecordDevice {
+        switch v {
+        case .absent, .null:
+            return .absent
+        case .number, .bool, .container:
+            return .malformed
+        case .string(let ref):
+            let raw = UnsafeRawBufferPointer(rebasing: line[ref.range])
+            guard ref.escaped else { return DeviceIdentifier(text: raw).map { .identifier($0) } ?? .malformed }
+            // Every accepted form is at most 36 characters, each at most 6 escaped bytes (`\u0041`).
+            guard raw.count <= 216 else { return .malformed }
+            return withUnsafeTemporaryAllocation(byteCount: 216, alignment: 1) { scratch in
+                let n = JSONString.unescape(raw, into: scratch)
+                let text = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(scratch)[0..<n])
+                return DeviceIdentifier(text: text).map { .identifier($0) } ?? .malformed
+            }
+        }
+    }
+
+    /// The text of the `--id-field` value: a string (unescaped into `scratch`), a number's literal, or a boolean.
+    static func recordID(
+        _ v: JSONValue, _ line: UnsafeRawBufferPointer, _ scratch: UnsafeMutableRawBufferPointer
+    ) -> UnsafeRawBufferPointer? {
+        switch v {
+        case .string(let ref):
+            let raw = UnsafeRawBufferPointer(rebasing: line[ref.range])
+            guard ref.escaped else { return raw }
+            let n = JSONString.unescape(raw, into: scratch)
+            return UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(scratch)[0..<n])
+        case .number(let range):
+            return UnsafeRawBufferPointer(rebasing: line[range])
+        case .bool(let b):
+            let s: StaticString = b ? "true" : "false"
+            return UnsafeRawBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount)
+        case .absent, .null, .container:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,25 @@
+import ReceiptModel
+
+/// quantity, product_type and cancellation_reason are int32 columns (contract.md): a value outside that range
+/// would become null without a word, so the receipt is rejected as malformed instead.
+public struct Int32FitPolicy: ReceiptPolicy {
+    public init() {}
+
+    public func apply(to receipt: PolicyInput, _ verdict: inout Verdict) {
+        let f = receipt.fields
+        for k in 0..<min(f.inAppCount, f.inApp.count) {
+            let e = f.inApp[k]
+            guard Self.fits(e.quantity), Self.fits(e.productType), Self.fits(e.cancellationReason) else {
+                verdict.reject(
+                    .malformedAttribute, .malformed,
+                    .text("an in-app quantity, product type or cancellation reason does not fit 32 bits", at: -1))
+                return
+            }
+        }
+    }
+
+    @inline(__always) static func fits(_ v: Int64?) -> Bool {
+        guard let v else { return true }
+        return v >= Int64(Int32.min) && v <= Int64(Int32.max)
+    }
+}

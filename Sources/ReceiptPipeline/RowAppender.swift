@@ -1,0 +1,128 @@
+import ReceiptDER
+import ReceiptModel
+import ReceiptSink
+
+/// Appends one record's rows from its verdict: exactly one `receipts` row, the `transactions` rows of a valid
+/// receipt, and with `--format ndjson` its verifyReceipt-shaped line, rendered from the verdict and the parser's
+/// views (never by reading back the row just appended).
+struct RowAppender {
+    /// `--format ndjson`: render a verifyReceipt-shaped object per record.
+    let renderNDJSON: Bool
+
+    /// The rows of a record rejected before its receipt bytes: only the record's identity is known.
+    func append(_ ctx: RowContext, _ v: Verdict, into out: inout ColumnBatch, _ counts: inout BatchCounts) {
+        appendReceipt(&out.receipts, ctx, v, payload: nil, fields: nil, digest: nil)
+        counts.count(v.status, v.code)
+        if renderNDJSON { appendNDJSON(ctx, v, receipt: nil, into: &out) }
+    }
+
+    /// The rows of a receipt (`der`, last parsed by `parser`) judged `v`.
+    func append(
+        _ ctx: RowContext, _ v: Verdict, der: UnsafeRawBufferPointer, parser: ReceiptParser,
+        into out: inout ColumnBatch, _ counts: inout BatchCounts
+    ) {
+        parser.withContent(der) { payload in
+            let fields = parser.fields
+            // Receipt columns stay null when the container could not be read (contract: "null otherwise").
+            let decoded = parser.reachedPayload ? fields : nil
+            appendReceipt(
+                &out.receipts, ctx, v, payload: payload, fields: decoded,
+                digest: parser.reachedPayload ? parser.container.digestAlgorithm : nil)
+            counts.count(v.status, v.code)
+            if v.status == .valid {
+                appendTransactions(&out.transactions, ctx, payload: payload, fields: fields)
+            }
+            if renderNDJSON {
+                // What was decoded is shown for rejected receipts too, unless the container itself was unreadable.
+                appendNDJSON(ctx, v, receipt: decoded != nil ? parser.materialize(der) : nil, into: &out)
+            }
+        }
+    }
+
+    /// The record's verdict with its decoded receipt, through the same renderer as `inspect`, as one NDJSON line.
+    private func appendNDJSON(_ ctx: RowContext, _ v: Verdict, receipt: Receipt?, into out: inout ColumnBatch) {
+        let record = VerifyReceiptJSON.Record(
+            source: String(decoding: ctx.source, as: UTF8.self), line: Int64(ctx.line),
+            recordID: ctx.recordID.map { String(decoding: $0, as: UTF8.self) }, deviceHashMatches: v.deviceHashMatches)
+        VerifyReceiptJSON.render(
+            receipt: receipt, status: v.status.rawValue, error: v.code.map { ReceiptError($0) },
+            detail: v.detail.text(code: v.code), record: record, into: &out.ndjson)
+        out.ndjson.append(0x0A)
+    }
+
+    private func appendReceipt(
+        _ t: inout ColumnTable, _ ctx: RowContext, _ v: Verdict, payload: UnsafeRawBufferPointer?,
+        fields: ReceiptFields?, digest: DigestAlgorithm?
+    ) {
+        typealias C = ReceiptsColumns
+        t.appendRow { w in
+            w.string(C.source, ctx.source)
+            w.int64(C.line, Int64(ctx.line))
+            w.string(C.recordID, ctx.recordID)
+            w.int32(C.status, v.status.rawValue)
+            if let code = v.code {
+                w.string(C.errorCode, code.rawValue)
+            } else {
+                w.null(string: C.errorCode)
+            }
+            w.string(C.errorDetail, detail: v.detail, code: v.code)
+            w.bool(C.verified, v.verified)
+            let p = payload ?? UnsafeRawBufferPointer(start: nil, count: 0)
+            w.string(C.receiptType, fields?.receiptType, in: p)
+            w.string(C.bundleID, fields?.bundleID, in: p)
+            w.string(C.applicationVersion, fields?.applicationVersion, in: p)
+            w.string(C.originalApplicationVersion, fields?.originalApplicationVersion, in: p)
+            w.int64(C.appItemID, fields?.appItemID)
+            w.int64(C.downloadID, fields?.downloadID)
+            w.int64(C.versionExternalIdentifier, fields?.versionExternalIdentifier)
+            w.int64(C.receiptCreationDate, fields?.receiptCreationDate)
+            w.int64(C.originalPurchaseDate, fields?.originalPurchaseDate)
+            w.int64(C.expirationDate, fields?.expirationDate)
+            w.int32(C.inAppCount, fields.map { Int32(clamping: $0.inAppCount) })
+            switch digest {
+            case .sha1?: w.string(C.digestAlgorithm, "sha1" as StaticString)
+            case .sha256?: w.string(C.digestAlgorithm, "sha256" as StaticString)
+            default: w.null(string: C.digestAlgorithm)
+            }
+            w.string(C.signerSHA256, v.signer)
+            w.string(C.receiptSHA256, ctx.receiptSHA256)
+            w.bool(C.deviceHashMatches, v.deviceHashMatches)
+        }
+    }
+
+    private func appendTransactions(
+        _ t: inout ColumnTable, _ ctx: RowContext, payload p: UnsafeRawBufferPointer, fields f: ReceiptFields
+    ) {
+        typealias C = TransactionsColumns
+        let n = f.inAppCount
+        precondition(n <= f.inApp.count, "more in-app entries counted than decoded")
+        // Column by column over the receipt's entries (ColumnBlockWriter), reading them in place.
+        f.inApp.withUnsafeBufferPointer { entries in
+            t.appendRows(n) { w in
+                let line = Int64(ctx.line)
+                w.string(C.source) { _ in ctx.source }
+                w.int64(C.line) { _ in line }
+                w.string(C.recordID) { _ in ctx.recordID }
+                // Non-nullable in the schema: an absent value is written as an empty string.
+                let bundle = RowBytes.text(f.bundleID ?? 0..<0, in: p)
+                let type = RowBytes.text(f.receiptType ?? 0..<0, in: p)
+                w.string(C.bundleID) { _ in bundle }
+                w.string(C.receiptType) { _ in type }
+                w.int32(C.quantity) { i in RowBytes.narrow(entries[i].quantity) }
+                w.string(C.productID) { i in RowBytes.text(entries[i].productID ?? 0..<0, in: p) }
+                w.string(C.transactionID) { i in RowBytes.text(entries[i].transactionID ?? 0..<0, in: p) }
+                w.string(C.originalTransactionID) { i in RowBytes.text(entries[i].originalTransactionID, in: p) }
+                w.int64(C.purchaseDate) { i in entries[i].purchaseDate }
+                w.int64(C.originalPurchaseDate) { i in entries[i].originalPurchaseDate }
+                w.int64(C.expiresDate) { i in entries[i].expiresDate }
+                w.int64(C.cancellationDate) { i in entries[i].cancellationDate }
+                w.int64(C.webOrderLineItemID) { i in entries[i].webOrderLineItemID }
+                w.bool(C.isTrialPeriod) { i in entries[i].isTrialPeriod.map { $0 != 0 } }
+                w.bool(C.isInIntroOfferPeriod) { i in entries[i].isInIntroOfferPeriod.map { $0 != 0 } }
+                w.string(C.promotionalOfferID) { i in RowBytes.text(entries[i].promotionalOfferID, in: p) }
+                w.int32(C.productType) { i in RowBytes.narrow(entries[i].productType) }
+                w.int32(C.cancellationReason) { i in RowBytes.narrow(entries[i].cancellationReason) }
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import Dispatch
+import Foundation
+
+/// `receiptflow generate --customers N`: the receipts of N simulated customers (`CustomerSimulation`), roughly in
+/// date order across customers, plus the `purchases` and `subscriptions` tables an export of that one file must
+/// write (`HistoryExpectation`) and a JSON file with the as-of time and counts.
+///
+/// Memory: every customer's account and every distinct purchase's expected row are held until the end, so memory
+/// grows with the customers (data/README.md gives the figures): it suits test and demo corpora, not the
+/// benchmark's millions of receipts.
+public enum CustomerGenerator {
+    /// What to generate.
+    public struct Options: Sendable {
+        public var customers: Int
+        public var years: Int
+        public var seed: UInt64
+        /// The as-of time for `state` (epoch ms); nil for the data horizon.
+        public var asOf: Int64?
+        /// The `source` column of the expected purchases: the input path as the export is given it.
+        public var source: String
+        public init(customers: Int, years: Int = 3, seed: UInt64 = 1, asOf: Int64? = nil, source: String) {
+            self.customers = customers
+            self.years = years
+            self.seed = seed
+            self.asOf = asOf
+            self.source = source
+        }
+    }
+
+    /// What a run produced.
+    public struct Stats: Sendable {
+        public var records = 0
+        public var lines = 0
+        public var contributing = 0
+        public var purchases = 0
+        public var subscriptions = 0
+        public var states: [String: Int] = [:]
+        public var asOf: Int64? = nil
+        public var seconds = 0.0
+    }
+
+    /// The expected-table files of an output: `.zst` and `.ndjson`/`.jsonl` are stripped and `.purchases.csv`,
+    /// `.subscriptions.csv` and `.history.json` added (`c.ndjson.zst` -> `c.purchases.csv`, ...).
+    public static func expectedURLs(for out: URL) -> (purchases: URL, subscriptions: URL, summary: URL) {
+        var name = out.lastPathComponent
+        if name.hasSuffix(".zst") { name = String(name.dropLast(4)) }
+        for ext in [".ndjson", ".jsonl"] where name.hasSuffix(ext) { name = String(name.dropLast(ext.count)) }
+        let dir = out.deletingLastPathComponent()
+        return (
+            dir.appendingPathComponent(name + ".purchases.csv"),
+            dir.appendingPathComponent(name + ".subscriptions.csv"),
+            dir.appendingPathComponent(name + ".history.json")
+        )
+    }
+
+    /// Generates the receipts into `out` and the expected tables beside it.
+    public static func run(pki: TestPKI, options: Options, out: URL) throws(SynthError) -> Stats {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let simulation = CustomerSimulation(seed: options.seed, years: options.years)
+        let accounts = parallelMap(options.customers) { simulation.customer($0) }
+        let receipts = accounts.flatMap(\.receipts).sorted {
+            ($0.sortKey, $0.customer, $0.ordinal) < ($1.sortKey, $1.customer, $1.ordinal)
+        }
+
+        let data = try OutputFile(url: out, compressed: out.lastPathComponent.hasSuffix(".zst"))
+        var expectation = HistoryExpectation()
+        var stats = Stats()
+        do throws(SynthError) {
+            let batch = 1024
+            var first = 0
+            while first < receipts.count {
+                let slice = Array(receipts[first..<min(first + batch, receipts.count)])
+                first += slice.count
+                let made = parallelMap(slice.count) { i in
+                    let r = slice[i]
+                    let spec = accounts[r.customer].spec(created: r.created)
+                    return (spec, line(r, spec: spec, pki: pki, seed: options.seed))
+                }
+                var text: [UInt8] = []
+                for (r, (spec, bytes)) in zip(slice, made) {
+                    for _ in 0..<(r.twice ? 2 : 1) {
+                        stats.lines += 1
+                        text += bytes
+                        text.append(0x0A)
+                        expectation.add(spec, kind: r.kind, input: 0, line: stats.lines)
+                    }
+                    stats.records += r.twice ? 2 : 1
+                }
+                try data.write(text)
+            }
+            try data.finish()
+        } catch {
+            data.abort()
+            throw error
+        }
+
+        let asOf = options.asOf ?? expectation.horizon
+        let purchases = expectation.purchaseRows()
+        let subscriptions = expectation.subscriptionRows(asOf: asOf ?? 0)
+        stats.contributing = expectation.contributing
+        stats.purchases = purchases.count
+        stats.subscriptions = subscriptions.count
+        stats.asOf = asOf
+        for s in subscriptions { stats.states[s.state, default: 0] += 1 }
+        let urls = expectedURLs(for: out)
+        try write(HistoryCSV.purchases(purchases, source: options.source), to: urls.purchases)
+        try write(HistoryCSV.subscriptions(subscriptions), to: urls.subscriptions)
+        try write(summary(stats, options: options), to: urls.summary)
+        stats.seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        return stats
+    }
+
+    /// The record's NDJSON line: the receipt signed as its kind says.
+    static func line(_ r: CustomerReceipt, spec: ReceiptSpec, pki: TestPKI, seed: UInt64) -> [UInt8] {
+        var options = ReceiptSigner.Options()
+        options.digest = r.created >= Population.sha256Switch ? .sha256 : .sha1
+        switch r.kind {
+        case .flippedSignature: options.flipSignatureBit = true
+        case .signerNotFound: options.signerSerialMismatch = true
+        default: break
+        }
+        let der = ReceiptSigner.sign(payload: spec.payload(), identity: pki.identity(r.kind.variant), options: options)
+        let id = "cust-\(String(seed, radix: 16))-\(r.customer)-\(r.ordinal)"
+        return Array(LineShape.plain.render(id: id, base64: Data(der).base64EncodedString()).utf8)
+    }
+
+    static func summary(_ s: Stats, options: Options) -> String {
+        var j = JSONText()
+        j.string("as_of", s.asOf.map(HistoryCSV.timestamp))
+        j.string("source", options.source)
+        j.int("customers", Int64(options.customers))
+        j.int("years", Int64(options.years))
+        j.int("seed", Int64(bitPattern: options.seed))
+        j.int("records", Int64(s.records))
+        j.int("contributing_receipts", Int64(s.contributing))
+        j.int("purchases", Int64(s.purchases))
+        j.int("subscriptions", Int64(s.subscriptions))
+        var states = JSONText()
+        for name in ["active", "revoked", "expired", "unknown", "not_started"] {
+            states.int(name, Int64(s.states[name, default: 0]))
+        }
+        return "{" + j.text + ",\"states\":{" + states.text + "}}\n"
+    }
+
+    private static func write(_ text: String, to url: URL) throws(SynthError) {
+        let file = try OutputFile(url: url, compressed: false)
+        do throws(SynthError) {
+            try file.write(text)
+            try file.finish()
+        } catch {
+            file.abort()
+            throw error
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import ReceiptDER
+import ReceiptSynth
+
+/// `receiptflow generate --customers N`: simulated customers over years, with the expected history tables.
+func runCustomers(_ a: Arguments) throws -> Int32 {
+    for flag in ["--count", "--digest", "--bad-fraction", "--truth"] where a.has(flag) {
+        throw UsageError(message: "\(flag) does not apply to --customers")
+    }
+    guard let customers = try a.int("--customers"), customers >= 0 else {
+        throw UsageError(message: "--customers takes a whole number of customers, 0 or more")
+    }
+    let years = try a.int("--years") ?? 3
+    guard (1...15).contains(years) else { throw UsageError(message: "--years takes a whole number from 1 to 15") }
+    guard let out = a.value("--out") else { throw UsageError(message: "--out FILE is required") }
+    var seed: UInt64 = 1
+    if let s = a.value("--seed") {
+        guard let v = UInt64(s) else { throw UsageError(message: "--seed takes a whole number, got '\(s)'") }
+        seed = v
+    }
+    var asOf: Int64? = nil
+    if let text = a.value("--as-of") {
+        let parsed = Array(text.utf8).withUnsafeBytes { DateParser.parse($0) }
+        guard case .millis(let ms) = parsed else {
+            throw UsageError(message: "--as-of takes an RFC 3339 time such as 2024-01-31T00:00:00Z, got '\(text)'")
+        }
+        asOf = ms
+    }
+    let caDir =
+        a.value("--ca-dir").map { URL(fileURLWithPath: $0) }
+        ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/receiptflow/test-ca")
+    let pki: TestPKI
+    do { pki = try TestPKI.load(directory: caDir) } catch {
+        printError("receiptflow generate: cannot prepare the test CA in \(caDir.path): \(error)")
+        return 1
+    }
+    let outURL = URL(fileURLWithPath: out)
+    let options = CustomerGenerator.Options(
+        customers: customers, years: years, seed: seed, asOf: asOf, source: a.value("--expected-source") ?? out)
+    let stats = try CustomerGenerator.run(pki: pki, options: options, out: outURL)
+    if !a.has("--quiet") {
+        let urls = CustomerGenerator.expectedURLs(for: outURL)
+        let states = ["active", "revoked", "expired", "unknown", "not_started"]
+            .map { "\($0) \(stats.states[$0, default: 0])" }.joined(separator: ", ")
+        printError(
+            "wrote \(stats.records) receipts of \(customers) customers to \(outURL.path) "
+                + "(\(stats.contributing) contributing), \(stats.purchases) purchases to \(urls.purchases.path), "
+                + "\(stats.subscriptions) subscriptions (\(states)) to \(urls.subscriptions.path)")
+        printError("trust anchor: \(caDir.appendingPathComponent("root.pem").path)")
+        printError(String(format: "%.2f s", stats.seconds))
+    }
+    return 0
+}

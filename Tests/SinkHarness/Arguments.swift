@@ -1,0 +1,64 @@
+import Foundation
+
+/// A usage error: the harness prints it and exits with status 2.
+struct UsageError: Error {
+    var message: String
+}
+
+/// A small argument scanner: `--name value`, `--name=value`, flags, and positionals.
+struct Arguments {
+    private(set) var positionals: [String] = []
+    private var options: [(String, String?)] = []
+
+    /// - Parameters:
+    ///   - flags: options that take no value.
+    ///   - valued: options that take a value.
+    init(_ args: [String], flags: Set<String>, valued: Set<String>) throws(UsageError) {
+        var i = 0
+        while i < args.count {
+            let a = args[i]
+            if a == "-" || !a.hasPrefix("-") {
+                positionals.append(a)
+            } else if a == "--" {
+                positionals.append(contentsOf: args[(i + 1)...])
+                break
+            } else {
+                var name = a
+                var value: String? = nil
+                if let eq = a.firstIndex(of: "=") {
+                    name = String(a[..<eq])
+                    value = String(a[a.index(after: eq)...])
+                }
+                if flags.contains(name) {
+                    if value != nil { throw UsageError(message: "\(name) takes no value") }
+                    options.append((name, nil))
+                } else if valued.contains(name) {
+                    if value == nil {
+                        i += 1
+                        guard i < args.count else { throw UsageError(message: "\(name) needs a value") }
+                        value = args[i]
+                    }
+                    options.append((name, value))
+                } else {
+                    throw UsageError(message: "unknown option \(name)")
+                }
+            }
+            i += 1
+        }
+    }
+
+    func has(_ name: String) -> Bool { options.contains { $0.0 == name } }
+    func value(_ name: String) -> String? { options.last { $0.0 == name }?.1 }
+    func values(_ name: String) -> [String] { options.filter { $0.0 == name }.compactMap { $0.1 } }
+
+    func int(_ name: String) throws(UsageError) -> Int? {
+        guard let v = value(name) else { return nil }
+        guard let n = Int(v) else { throw UsageError(message: "\(name) takes a whole number, got '\(v)'") }
+        return n
+    }
+}
+
+/// Writes one line to standard error.
+func printError(_ s: String) {
+    FileHandle.standardError.write(Data((s + "\n").utf8))
+}

@@ -1,0 +1,267 @@
+"""A reference implementation of the `purchases` and `subscriptions` tables (docs: ../shared/docs/history.md and
+the contract's history section), written apart from the Swift code so that each checks the other.
+
+It reads what an export already holds for every receipt: `receipts.csv` (status, receipt_type,
+receipt_creation_date, source, line) and `transactions.csv` (each in-app entry's fields, in receipt order), of one
+export over the inputs `inputs` (in command-line order: a receipt's position is (index of its source in
+`inputs`, line)). Values are Python values: strings, ints, bools, None, timestamps as epoch milliseconds.
+
+    python3 Tests/python/history_reference.py EXPORT_DIR INPUT... [--as-of 2024-01-01T00:00:00Z]
+
+prints both tables as the project's CSV.
+"""
+
+import csv
+import datetime
+import sys
+
+PURCHASE_COLUMNS = [
+    "environment", "bundle_id", "transaction_id", "original_transaction_id", "product_id", "quantity",
+    "purchase_date", "original_purchase_date", "expires_date", "web_order_line_item_id", "is_trial_period",
+    "is_in_intro_offer_period", "promotional_offer_id", "product_type", "cancellation_date", "cancellation_reason",
+    "first_seen", "last_seen", "occurrences", "source", "line",
+]
+SUBSCRIPTION_COLUMNS = [
+    "environment", "bundle_id", "original_transaction_id", "first_product_id", "latest_product_id",
+    "first_purchase_date", "latest_purchase_date", "latest_expires_date", "periods", "trial_periods",
+    "intro_periods", "cancelled_periods", "observed_through", "state",
+]
+TIMESTAMPS = {
+    "purchase_date", "original_purchase_date", "expires_date", "cancellation_date", "first_seen", "last_seen",
+    "first_purchase_date", "latest_purchase_date", "latest_expires_date", "observed_through",
+    "receipt_creation_date",
+}
+INTEGERS = {
+    "quantity", "web_order_line_item_id", "product_type", "cancellation_reason", "occurrences", "line", "periods",
+    "trial_periods", "intro_periods", "cancelled_periods", "status",
+}
+BOOLEANS = {"is_trial_period", "is_in_intro_offer_period"}
+# The entry fields a purchase takes from its newest occurrence.
+NEWEST_FIELDS = [
+    "original_transaction_id", "product_id", "quantity", "purchase_date", "original_purchase_date", "expires_date",
+    "web_order_line_item_id", "is_trial_period", "is_in_intro_offer_period", "promotional_offer_id", "product_type",
+]
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def parse_time(text):
+    """`2019-08-08T05:43:20.000Z` (or any RFC 3339 time) to epoch milliseconds."""
+    t = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=datetime.timezone.utc)
+    delta = t - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+
+def format_time(ms):
+    t = _EPOCH + datetime.timedelta(milliseconds=ms)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def _value(name, text):
+    """A CSV field as a value. The export writes null as an empty field and an empty string as `""`; Python's csv
+    reader cannot tell them apart, so an empty field is read as null (the generated data has no empty strings)."""
+    if text == "":
+        return None
+    if name in TIMESTAMPS:
+        return parse_time(text)
+    if name in INTEGERS:
+        return int(text)
+    if name in BOOLEANS:
+        return {"true": True, "false": False}[text]
+    return text
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        header = next(reader)
+        for row in reader:
+            yield {name: _value(name, text) for name, text in zip(header, row)}
+
+
+def occurrences_from_export(directory, inputs):
+    """The occurrences of an export's contributing receipts: dicts of the entry's fields plus `environment`,
+    `created`, `source`, `line` and `rank` (created, input index, line, entry index), in file order."""
+    index = {source: i for i, source in enumerate(inputs)}
+    receipts = {}
+    for r in read_csv(f"{directory}/receipts.csv"):
+        if r["status"] == 0 and r["receipt_type"] != "Xcode":
+            receipts[(r["source"], r["line"])] = r
+    entry = {}
+    for t in read_csv(f"{directory}/transactions.csv"):
+        r = receipts.get((t["source"], t["line"]))
+        if r is None:
+            continue
+        k = (t["source"], t["line"])
+        e = entry.get(k, 0)
+        entry[k] = e + 1
+        created = r["receipt_creation_date"]
+        t["environment"] = "Sandbox" if (r["receipt_type"] or "").endswith("Sandbox") else "Production"
+        t["bundle_id"] = r["bundle_id"]
+        t["created"] = created
+        # A null creation date sorts before every date.
+        t["rank"] = (created is not None, created or 0, index[t["source"]], t["line"], e)
+        yield t
+    return
+
+
+def horizon_of(directory):
+    """The data horizon: the greatest receipt_creation_date of a contributing receipt (None when none)."""
+    dates = [
+        r["receipt_creation_date"]
+        for r in read_csv(f"{directory}/receipts.csv")
+        if r["status"] == 0 and r["receipt_type"] != "Xcode" and r["receipt_creation_date"] is not None
+    ]
+    return max(dates) if dates else None
+
+
+def purchases(occurrences):
+    """The purchases rows, in the contract's order."""
+    rows = {}
+    for o in occurrences:
+        key = (o["environment"], o["bundle_id"], o["transaction_id"])
+        p = rows.get(key)
+        if p is None:
+            p = rows[key] = {
+                "environment": key[0], "bundle_id": key[1], "transaction_id": key[2], "_newest": None,
+                "_cancel": None, "first_seen": o["created"], "last_seen": o["created"], "occurrences": 0,
+            }
+        p["occurrences"] += 1
+        p["first_seen"] = _min(p["first_seen"], o["created"])
+        p["last_seen"] = _max(p["last_seen"], o["created"])
+        if p["_newest"] is None or o["rank"] >= p["_newest"]["rank"]:
+            p["_newest"] = o
+        if o["cancellation_date"] is not None and (p["_cancel"] is None or o["rank"] > p["_cancel"]["rank"]):
+            p["_cancel"] = o
+    out = []
+    for p in rows.values():
+        n, c = p.pop("_newest"), p.pop("_cancel")
+        row = {name: p.get(name) for name in PURCHASE_COLUMNS}
+        for f in NEWEST_FIELDS:
+            row[f] = n[f]
+        row["cancellation_date"] = c["cancellation_date"] if c else None
+        row["cancellation_reason"] = c["cancellation_reason"] if c else None
+        row["source"], row["line"] = n["source"], n["line"]
+        out.append(row)
+    out.sort(
+        key=lambda r: (
+            r["environment"], r["bundle_id"], _nulls_first(r["original_transaction_id"]),
+            _nulls_first(r["purchase_date"]), r["transaction_id"],
+        )
+    )
+    return out
+
+
+def subscriptions(purchase_rows, as_of):
+    """The subscriptions rows at as-of time `as_of` (epoch ms), in the contract's order."""
+    groups = {}
+    for p in purchase_rows:
+        if p["expires_date"] is None:
+            continue
+        otid = p["original_transaction_id"] if p["original_transaction_id"] is not None else p["transaction_id"]
+        groups.setdefault((p["environment"], p["bundle_id"], otid), []).append(p)
+    out = []
+    for (env, bundle, otid), periods in groups.items():
+        ordered = sorted(periods, key=lambda p: (_nulls_first(p["purchase_date"]), p["transaction_id"]))
+        purchase_dates = [p["purchase_date"] for p in periods if p["purchase_date"] is not None]
+        live_expiries = [p["expires_date"] for p in periods if p["cancellation_date"] is None]
+        observed = max(p["last_seen"] for p in periods)
+        out.append({
+            "environment": env, "bundle_id": bundle, "original_transaction_id": otid,
+            "first_product_id": ordered[0]["product_id"], "latest_product_id": ordered[-1]["product_id"],
+            "first_purchase_date": min(purchase_dates) if purchase_dates else None,
+            "latest_purchase_date": max(purchase_dates) if purchase_dates else None,
+            "latest_expires_date": max(live_expiries) if live_expiries else None,
+            "periods": len(periods),
+            "trial_periods": sum(1 for p in periods if p["is_trial_period"] is True),
+            "intro_periods": sum(1 for p in periods if p["is_in_intro_offer_period"] is True),
+            "cancelled_periods": sum(1 for p in periods if p["cancellation_date"] is not None),
+            "observed_through": observed,
+            "state": state(ordered, observed, as_of),
+        })
+    out.sort(key=lambda r: (r["environment"], r["bundle_id"], r["original_transaction_id"]))
+    return out
+
+
+def state(ordered, observed_through, as_of):
+    """history.md's rules, first match wins."""
+    counted = [p for p in ordered if p["purchase_date"] is not None and p["purchase_date"] <= as_of]
+    if not counted:
+        return "not_started"
+
+    def cancelled(p):
+        return p["cancellation_date"] is not None and p["cancellation_date"] <= as_of
+
+    live = [p for p in counted if not cancelled(p)]
+    if any(p["expires_date"] is not None and as_of < p["expires_date"] for p in live):
+        return "active"
+    if cancelled(counted[-1]):
+        return "revoked"
+    expiries = [p["expires_date"] for p in live if p["expires_date"] is not None]
+    if expiries and observed_through >= max(expiries):
+        return "expired"
+    return "unknown"
+
+
+def tables(directory, inputs, as_of=None):
+    """(purchases, subscriptions, as_of used) of an export directory written with `--format csv`."""
+    if as_of is None:
+        as_of = horizon_of(directory)
+    p = purchases(occurrences_from_export(directory, inputs))
+    return p, subscriptions(p, as_of if as_of is not None else 0), as_of
+
+
+def csv_text(value):
+    """A value as the project's CSV writes it."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if value == "":
+        return '""'
+    if any(c in value for c in ',"\r\n'):
+        return '"' + value.replace('"', '""') + '"'
+    return value
+
+
+def render(rows, columns, timestamps=TIMESTAMPS):
+    """Rows as the lines of the project's CSV (header included), each without its `\\n`."""
+    lines = [",".join(columns)]
+    for r in rows:
+        lines.append(",".join(
+            format_time(r[c]) if c in timestamps and r[c] is not None else csv_text(r[c]) for c in columns
+        ))
+    return lines
+
+
+def _nulls_first(v):
+    return (v is not None, v if v is not None else 0)
+
+
+def _min(a, b):
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _max(a, b):
+    return b if a is None else a if b is None else max(a, b)
+
+
+def main(argv):
+    as_of = None
+    if "--as-of" in argv:
+        i = argv.index("--as-of")
+        as_of = parse_time(argv[i + 1])
+        argv = argv[:i] + argv[i + 2:]
+    directory, inputs = argv[0], argv[1:]
+    p, s, _ = tables(directory, inputs, as_of)
+    print("\n".join(render(p, PURCHASE_COLUMNS)))
+    print()
+    print("\n".join(render(s, SUBSCRIPTION_COLUMNS)))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
