@@ -19,6 +19,7 @@ let package = Package(
     targets: [
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Counts heap allocations by interposing malloc; linked only into the benchmark.
         .target(name: "CMallocCount", path: "Sources/CMallocCount"),
         // Kernels chosen at run time: AVX2 for base64 blocks and JSON string runs (ReceiptIO keeps the logic), and a
@@ -27,7 +28,7 @@ let package = Package(
         .target(name: "ReceiptModel", swiftSettings: hotPath),
         .target(name: "ReceiptDER", dependencies: ["ReceiptModel"]),
         .target(name: "ReceiptVerify", dependencies: ["ReceiptModel", "ReceiptDER", "COpenSSL", "CSIMD"]),
-        .target(name: "ReceiptIO", dependencies: ["ReceiptModel", "CZstd", "CSIMD"]),
+        .target(name: "ReceiptIO", dependencies: ["ReceiptModel", "CZstd", "CZlib", "CSIMD"]),
         .target(name: "ReceiptSink", dependencies: ["ReceiptModel", "ReceiptDER", "CZstd"], swiftSettings: hotPath),
         .target(name: "ReceiptHistory", dependencies: ["ReceiptModel", "ReceiptSink"]),
         .target(name: "ReceiptPipeline", dependencies: ["ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptHistory"]),
@@ -35,7 +36,10 @@ let package = Package(
         .target(name: "ReceiptSynth", dependencies: ["ReceiptModel", "COpenSSL", "CZstd"]),
         .executableTarget(
             name: "receiptflow",
-            dependencies: ["ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline", "ReceiptSynth"]
+            dependencies: [
+                "ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline", "ReceiptSynth",
+                "COpenSSL",  // `receiptflow bench` measures the RSA ceiling through OpenSSL
+            ]
         ),
         .executableTarget(
             name: "ReceiptflowBench",

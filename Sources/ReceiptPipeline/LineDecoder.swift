@@ -60,6 +60,8 @@ final class LineDecoder {
         do throws(ReceiptError) {
             n = try Base64.decode(text, into: decoded)
         } catch {
+            // A StoreKit 2 JWS fails base64 at its first `.`: name it instead.
+            if JWSDetector.isJWS(text) { return .failed(.jwsNotReceipt, .text(JWSDetector.detail, at: -1)) }
             return .failed(.invalidBase64, Detail(error))
         }
         if n == 0 {

@@ -34,7 +34,10 @@ struct SHAKernelFallbackTests {
             let files = try FileManager.default.contentsOfDirectory(atPath: outputs[0].path).filter {
                 $0 != "summary.json"
             }
-            #expect(files.count == 2, "\(format): \(files)")
+            #expect(
+                Set(files)
+                    == Set(["receipts", "transactions", "purchases", "subscriptions"].map { "\($0).\(format)" }),
+                "\(format): \(files)")
             for name in files {
                 let a = try Data(contentsOf: outputs[0].appendingPathComponent(name))
                 let b = try Data(contentsOf: outputs[1].appendingPathComponent(name))
