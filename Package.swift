@@ -33,12 +33,15 @@ let package = Package(
         .target(name: "ReceiptHistory", dependencies: ["ReceiptModel", "ReceiptSink"]),
         .target(name: "ReceiptPipeline", dependencies: ["ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptHistory"]),
         .target(name: "ReceiptJWS", dependencies: ["ReceiptModel", "ReceiptVerify"]),
+        // The command-line tools' argument scanner (the product and the test-only SinkHarness).
+        .target(name: "CommandArguments"),
         .target(name: "ReceiptSynth", dependencies: ["ReceiptModel", "COpenSSL", "CZstd"]),
         .executableTarget(
             name: "receiptflow",
             dependencies: [
                 "ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline", "ReceiptSynth",
                 "COpenSSL",  // `receiptflow bench` measures the RSA ceiling through OpenSSL
+                "CommandArguments",
             ]
         ),
         .executableTarget(
@@ -51,7 +54,8 @@ let package = Package(
         ),
         // Drives the output writers for the Python reader checks (Tests/python); not part of the product.
         .executableTarget(
-            name: "SinkHarness", dependencies: ["ReceiptModel", "ReceiptSink"], path: "Tests/SinkHarness"),
+            name: "SinkHarness", dependencies: ["ReceiptModel", "ReceiptSink", "CommandArguments"],
+            path: "Tests/SinkHarness"),
         // Shared by the test targets: where ../shared/fixtures and the committed sample data are.
         .target(name: "ReceiptTestSupport", dependencies: ["ReceiptModel"], path: "Tests/ReceiptTestSupport"),
         .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptTestSupport", "ReceiptDER", "ReceiptModel", "ReceiptSynth"]),

@@ -178,7 +178,9 @@ public final class HistoryCollector {
             do throws(SinkError) {
                 try purchaseRows.writer.finish()
             } catch {
-                unlink(subscriptionRows.writer.path)
+                // Renamed into place already, unless staged in `unit` (whose discard removes it; the final name
+                // may then hold an earlier run's table, which must stay).
+                if unit == nil { unlink(subscriptionRows.writer.path) }
                 throw HistoryError(error.message)
             }
         } catch {

@@ -1,3 +1,4 @@
+import CommandArguments
 import Dispatch
 import Foundation
 import ReceiptHistory

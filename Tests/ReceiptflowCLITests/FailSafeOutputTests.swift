@@ -43,8 +43,10 @@ struct FailSafeOutputTests {
     /// output has no transactions table (each receipt row holds its transactions).
     private func files(_ format: String, parts: Bool = false) -> Set<String> {
         let tables = format == "ndjson" ? ["receipts"] : ["receipts", "transactions"]
+        // The purchase-history tables are single files in both modes.
+        let history = ["purchases", "subscriptions"].map { "\($0).\(format)" }
         return Set(parts ? tables.map { $0 + "/" } + ["manifest.json"] : tables.map { "\($0).\(format)" })
-            .union(["summary.json"])
+            .union(["summary.json"]).union(history)
     }
 
     @Test func aFullDiskAtAnyPointLeavesTheFolderAsItWas() throws {
