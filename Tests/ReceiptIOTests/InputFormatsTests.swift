@@ -4,29 +4,6 @@ import ReceiptModel
 import ReceiptTestSupport
 import Testing
 
-/// Runs a command-line tool with `input` on standard input and returns its standard output; nil when the tool
-/// is not installed.
-func filter(_ tool: String, _ args: [String], _ input: [UInt8]) throws -> [UInt8]? {
-    guard let path = ["/usr/bin/", "/bin/"].map({ $0 + tool }).first(where: FileManager.default.isExecutableFile)
-    else { return nil }
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: path)
-    p.arguments = args
-    let i = Pipe()
-    let o = Pipe()
-    p.standardInput = i
-    p.standardOutput = o
-    try p.run()
-    let writer = Thread {
-        i.fileHandleForWriting.write(Data(input))
-        try? i.fileHandleForWriting.close()
-    }
-    writer.start()
-    let out = o.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return p.terminationStatus == 0 ? [UInt8](out) : nil
-}
-
 /// Reads every record of `bytes` through `InputOpener` (format detection included), as (line, text).
 private func records(_ bytes: [UInt8], chunk: Int = 1 << 20) throws -> [(Int, String)] {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rf-inputs-\(UUID().uuidString)")
@@ -54,7 +31,7 @@ private let text = Array((lines.joined(separator: "\n") + "\n").utf8)
     }
 
     @Test func gzipSingleAndMultiMemberDecodesToTheRecords() throws {
-        guard let one = try filter("gzip", ["-c"], text) else {
+        guard let one = try ToolFilter.run("gzip", ["-c"], text) else {
             Issue.record("the gzip tool is needed to make the test input")
             return
         }
@@ -62,14 +39,14 @@ private let text = Array((lines.joined(separator: "\n") + "\n").utf8)
         // Two members (as `cat a.gz b.gz` writes) decode to both contents, in order.
         let half = text.count / 2
         let cut = text[..<half].lastIndex(of: 0x0A)! + 1
-        let a = try #require(try filter("gzip", ["-c"], Array(text[..<cut])))
-        let b = try #require(try filter("gzip", ["-c", "-9"], Array(text[cut...])))
+        let a = try #require(try ToolFilter.run("gzip", ["-c"], Array(text[..<cut])))
+        let b = try #require(try ToolFilter.run("gzip", ["-c", "-9"], Array(text[cut...])))
         #expect(try records(a + b).map(\.1) == lines)
         #expect(try records(a + b).map(\.0) == Array(1...300))
     }
 
     @Test func truncatedOrTrailingGzipDataFailsTheInput() throws {
-        guard let one = try filter("gzip", ["-c"], text) else {
+        guard let one = try ToolFilter.run("gzip", ["-c"], text) else {
             Issue.record("the gzip tool is needed to make the test input")
             return
         }
@@ -98,7 +75,7 @@ private let text = Array((lines.joined(separator: "\n") + "\n").utf8)
             do { _ = try records(bytes) } catch let e as InputError { failure = e }
             #expect(failure?.message.contains(name) == true, "\(name): \(failure?.message ?? "no error")")
         }
-        if let bz = try filter("bzip2", ["-c"], text) {
+        if let bz = try ToolFilter.run("bzip2", ["-c"], text) {
             var failure: InputError? = nil
             do { _ = try records(bz) } catch let e as InputError { failure = e }
             #expect(failure?.message.contains("bzip2") == true)

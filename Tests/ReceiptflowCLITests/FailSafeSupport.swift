@@ -63,7 +63,7 @@ enum FailSafe {
         while let rel = e.nextObject() as? String {
             let path = dir.appendingPathComponent(rel).path
             var isDir: ObjCBool = false
-            FileManager.default.fileExists(atPath: path, isDirectory: &isDir)
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else { continue }
             if isDir.boolValue {
                 out[rel + "/"] = Data()
             } else {
@@ -105,27 +105,9 @@ enum FailSafe {
         return Dictionary(rows.map { ($0.id, $0.status) }, uniquingKeysWith: { a, _ in a })
     }
 
-    /// Runs a tool with `input` on standard input and returns its standard output; nil when it is not installed
-    /// or fails.
+    /// Runs a tool with `input` on standard input (`ToolFilter.run`).
     static func filter(_ tool: String, _ args: [String], _ input: [UInt8]) throws -> [UInt8]? {
-        guard let path = ["/usr/bin/", "/bin/"].map({ $0 + tool }).first(where: FileManager.default.isExecutableFile)
-        else { return nil }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = args
-        let i = Pipe()
-        let o = Pipe()
-        p.standardInput = i
-        p.standardOutput = o
-        try p.run()
-        let writer = Thread {
-            i.fileHandleForWriting.write(Data(input))
-            try? i.fileHandleForWriting.close()
-        }
-        writer.start()
-        let out = o.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return p.terminationStatus == 0 ? [UInt8](out) : nil
+        try ToolFilter.run(tool, args, input)
     }
 
     /// Makes a FIFO at `path`.
