@@ -12,13 +12,23 @@ public final class OutputLock {
     public let directory: String
     private var fd: Int32
 
-    /// Takes the lock without waiting; fails naming the process that holds it.
+    /// Takes the lock, waiting only (up to 2 s) while no other process holds it; fails naming the process that does.
     public init(directory: String) throws(SinkError) {
         self.directory = directory
         fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd < 0 { throw SinkError.system("cannot open the output directory", directory) }
-        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let holder = Self.holder(of: fd).map { "process \($0)" } ?? "another process"
+        // A lock this process released can stay held for a moment by a child forked meanwhile (its copy of the
+        // descriptor closes only at exec), so a lock whose holder is not another process is retried briefly.
+        var holder: Int? = nil
+        var waited = 0
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            holder = Self.holder(of: fd)
+            guard holder == nil, waited < 200 else { break }
+            usleep(10_000)
+            waited += 1
+        }
+        if holder != nil || waited >= 200 {
+            let holder = holder.map { "process \($0)" } ?? "another process"
             close(fd)
             fd = -1
             throw SinkError(
