@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "ReceiptSynth", dependencies: ["ReceiptModel", "COpenSSL", "CZstd"]),
         .executableTarget(
             name: "receiptflow",
-            dependencies: ["ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline", "ReceiptSynth"]
+            dependencies: ["ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline", "ReceiptSynth", "ReceiptJWS"]
         ),
         .executableTarget(
             name: "ReceiptflowBench",
