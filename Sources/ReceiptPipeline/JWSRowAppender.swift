@@ -5,7 +5,7 @@ import ReceiptVerify
 
 /// Appends the rows of a line holding JWS (docs/jws.md): one `receipts` row per JWS, nested ones included, with
 /// its `jws_index` in the line; a `transactions` row per valid JWS transaction; and with `--format ndjson` one
-/// object per receipts row. The bundle-id and environment policies apply as to receipts.
+/// object per receipts row; a `renewals` row per valid JWS renewal info. The bundle-id and environment policies apply as to receipts.
 struct JWSRowAppender {
     let evaluator: JWSEvaluator
     let environment: EnvironmentRequirement
@@ -63,6 +63,9 @@ struct JWSRowAppender {
         counts.count(v.status, v.code)
         if v.status == .valid, v.kind == .transaction, let f {
             appendTransaction(&out.transactions, ctx, f, environment: environment, bundle: bundle, index: index)
+        }
+        if v.status == .valid, v.kind == .renewal, let f {
+            appendRenewal(&out.renewals, ctx, f, environment: environment, index: index)
         }
         if renderNDJSON { appendNDJSON(ctx, v, environment: environment, index: index, into: &out.ndjson) }
     }
@@ -183,6 +186,35 @@ struct JWSRowAppender {
             w.int64(C.signedDate, f.signedDate)
             w.string(C.environment, f.string("environment"))
             w.int32(C.jwsIndex, index)
+        }
+    }
+
+    private func appendRenewal(
+        _ t: inout ColumnTable, _ ctx: RowContext, _ f: JWSFields, environment: String?, index: Int32
+    ) {
+        typealias C = RenewalsColumns
+        let int32 = { (k: String) in f.int64(k).flatMap { Int32(exactly: $0) } }
+        t.appendRow { w in
+            w.string(C.source, ctx.source)
+            w.int64(C.line, Int64(ctx.line))
+            w.string(C.recordID, ctx.recordID)
+            w.int32(C.jwsIndex, index)
+            w.string(C.environment, environment)
+            w.string(C.originalTransactionID, f.string("originalTransactionId"))
+            w.string(C.productID, f.string("productId"))
+            w.string(C.autoRenewProductID, f.string("autoRenewProductId"))
+            w.int32(C.autoRenewStatus, int32("autoRenewStatus"))
+            w.int32(C.expirationIntent, int32("expirationIntent"))
+            w.bool(C.isInBillingRetryPeriod, f.bool("isInBillingRetryPeriod"))
+            w.int64(C.gracePeriodExpiresDate, f.int64("gracePeriodExpiresDate"))
+            w.int32(C.priceIncreaseStatus, int32("priceIncreaseStatus"))
+            w.int32(C.offerType, int32("offerType"))
+            w.string(C.offerIdentifier, f.string("offerIdentifier"))
+            w.int64(C.recentSubscriptionStartDate, f.int64("recentSubscriptionStartDate"))
+            w.int64(C.renewalDate, f.int64("renewalDate"))
+            w.int64(C.renewalPrice, f.int64("renewalPrice"))
+            w.string(C.currency, f.string("currency"))
+            w.int64(C.signedDate, f.signedDate)
         }
     }
 

@@ -80,6 +80,7 @@ public final class RecordProcessor {
         out.inputBytes = batch.inputBytes
         out.receipts.removeAll()
         out.transactions.removeAll()
+        out.renewals.removeAll()
         out.ndjson.removeAll(keepingCapacity: true)
         counts.reset()
         counts.blankLines = batch.blankLines

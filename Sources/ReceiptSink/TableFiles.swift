@@ -9,13 +9,15 @@ struct FileLocation: Sendable, Equatable {
 struct TableFiles: Sendable, Equatable {
     var receipts: FileLocation
     var transactions: FileLocation
+    var renewals: FileLocation
 
     /// The single-file layout of a run without parts.
     static func single(_ directory: String, _ format: OutputFormat) -> TableFiles {
         let ext = format.fileExtension
         return TableFiles(
             receipts: FileLocation(directory: directory, name: "receipts.\(ext)"),
-            transactions: FileLocation(directory: directory, name: "transactions.\(ext)"))
+            transactions: FileLocation(directory: directory, name: "transactions.\(ext)"),
+            renewals: FileLocation(directory: directory, name: "renewals.\(ext)"))
     }
 
     /// Part `index` of each table, in the tables' folders under `directory`.
@@ -23,7 +25,8 @@ struct TableFiles: Sendable, Equatable {
         let name = PartWriter.fileName(index, format)
         return TableFiles(
             receipts: FileLocation(directory: join(directory, "receipts"), name: name),
-            transactions: FileLocation(directory: join(directory, "transactions"), name: name))
+            transactions: FileLocation(directory: join(directory, "transactions"), name: name),
+            renewals: FileLocation(directory: join(directory, "renewals"), name: name))
     }
 }
 
