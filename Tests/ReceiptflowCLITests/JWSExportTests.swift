@@ -279,6 +279,31 @@ struct JWSExportTests {
         #expect(pages.allSatisfy { $0["status"] == "0" && $0["verified"] == "true" })
     }
 
+    @Test func jwsTransactionsArePurchasesOnceWithTheirRevocation() throws {
+        let samples = try Self.samples()
+        let dir = Self.tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = try Self.export(
+            try samples.map { try Self.line($0.name, $0.jws) }, ["--format", "csv", "--trust-anchor", Self.appleG3],
+            in: dir)
+        let transactions = try Self.csv(out.appendingPathComponent("transactions.csv"))
+        let purchases = try Self.csv(out.appendingPathComponent("purchases.csv"))
+        // Each distinct (environment, bundle, transaction) of the transactions rows once, seen as often as it
+        // appears there.
+        let ids = transactions.map { $0["transaction_id"] ?? "" }
+        #expect(purchases.map { $0["transaction_id"] ?? "" }.sorted() == Array(Set(ids)).sorted())
+        for p in purchases {
+            let id = try #require(p["transaction_id"])
+            #expect(p["occurrences"] == String(ids.filter { $0 == id }.count), "\(id)")
+            #expect(p["environment"] == "Sandbox")
+        }
+        // The refunded renewal is in a refund notification and on its own: once, revoked, newest signedDate.
+        let refunded = try #require(purchases.first { $0["transaction_id"] == "2000001032604840" })
+        #expect(refunded["occurrences"] == "2")
+        #expect(refunded["cancellation_date"] == "2025-10-16T05:19:59.000Z")
+        #expect(refunded["last_seen"] == "2025-10-16T05:22:02.788Z")
+    }
+
     @Test func inspectShowsANotificationWithItsNestedJWS() throws {
         let path = Self.jwsDir.appendingPathComponent("notification_refund_sandbox_2025_session.jws").path
         let (status, out, err) = try runTool(["inspect", path, "--trust-anchor", Self.appleG3, "--json"])
