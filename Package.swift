@@ -35,7 +35,11 @@ let package = Package(
         .target(name: "ReceiptSynth", dependencies: ["ReceiptModel", "COpenSSL", "CZstd"]),
         .executableTarget(
             name: "receiptflow",
-            dependencies: ["ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline", "ReceiptSynth", "ReceiptJWS"]
+            dependencies: [
+                "ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline", "ReceiptSynth",
+                "ReceiptJWS",
+                "COpenSSL",  // `receiptflow bench` measures the RSA ceiling through OpenSSL
+            ]
         ),
         .executableTarget(
             name: "ReceiptflowBench",

@@ -5,16 +5,10 @@
 
 import Foundation
 
-/// Apple Root CA - G3 as the anchor when the fixture is reachable; otherwise a verifier with no Apple root, whose
-/// chains all fail, which still exercises every step before the chain verdict.
+/// Apple's built-in roots as the anchors, as `export` uses them by default.
 let evaluator: JWSEvaluator = {
-    let g3 = "../shared/fixtures/certs/AppleRootCA-G3.cer"
-    if let bytes = FileManager.default.contents(atPath: g3),
-        let anchors = try? TrustAnchors(certificates: [(source: g3, bytes: [UInt8](bytes))])
-    {
-        return JWSEvaluator(verifier: JWSVerifier(anchors: anchors, capacity: 64))
-    }
-    return JWSEvaluator(verifier: nil)
+    guard let anchors = try? TrustAnchors.apple() else { return JWSEvaluator(verifier: nil) }
+    return JWSEvaluator(verifier: JWSVerifier(anchors: anchors, capacity: 64))
 }()
 let decodeOnly = JWSEvaluator(verifier: nil)
 

@@ -3,7 +3,7 @@
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]      (default 60)
 #   FUZZ_RUNS=N scripts/fuzz.sh               (stop each target after N executions instead)
 #   FUZZ_TARGETS="der" scripts/fuzz.sh        (only some targets; default "der ndjson zstd jws")
-#   FUZZ_FIXTURES=0 scripts/fuzz.sh           (do not seed the DER target with ../shared/fixtures/real)
+#   FUZZ_FIXTURES=0 scripts/fuzz.sh           (do not seed the DER and JWS targets with Tests/Fixtures)
 #   scripts/fuzz.sh merge WORK_DIR TARGET     (add WORK_DIR's inputs that reach new coverage to Fuzz/corpus/TARGET)
 # Corpora live in Fuzz/corpus/<target>/ (generated receipts and fuzzer finds; never fixture files).
 # A crash leaves crash-* files in fuzz-out/ and fails the script; each becomes a regression input in
@@ -71,12 +71,12 @@ run_target() {  # name, seconds
     mkdir -p "$corpus" "$out/work-$name"
     local seeds=()
     # Real receipts are transient seeds only (never committed); the committed corpus grows from generated data.
-    if [ "$name" = der ] && [ "${FUZZ_FIXTURES:-1}" = 1 ] && [ -d ../shared/fixtures/real ]; then
-        seeds=(../shared/fixtures/real)
+    if [ "$name" = der ] && [ "${FUZZ_FIXTURES:-1}" = 1 ] && [ -d Tests/Fixtures/real ]; then
+        seeds=(Tests/Fixtures/real)
     fi
-    if [ "$name" = jws ] && [ "${FUZZ_FIXTURES:-1}" = 1 ] && [ -d ../shared/fixtures/jws ]; then
+    if [ "$name" = jws ] && [ "${FUZZ_FIXTURES:-1}" = 1 ] && [ -d Tests/Fixtures/jws ]; then
         mkdir -p "$out/seeds-jws"
-        cp ../shared/fixtures/jws/*.jws "$out/seeds-jws/"
+        cp Tests/Fixtures/jws/*.jws "$out/seeds-jws/"
         seeds=("$out/seeds-jws")
     fi
     local limit=(-max_total_time="$seconds")

@@ -1,6 +1,6 @@
 // Microbenchmark: receipt_sha256 and the signed-content digest of receipts with the bench corpus's lengths, hashed
 // four ways: OpenSSL one message at a time; receipt_sha256 in pairs with the two-lane SHA-256 and the contents through
-// OpenSSL (main before session 3); plus same-algorithm content pairs through the two-lane kernels; and all four
+// OpenSSL (the earlier one-at-a-time path); plus same-algorithm content pairs through the two-lane kernels; and all four
 // messages of a pair on two lanes (rf_sha_jobs_x2, what RecordProcessor does). Contents are taken as the receipt's
 // length minus 3,000 bytes (the certificates and signature around them), 72% SHA-1 as in the corpus. Thread CPU
 // time, best of three. Not part of the package build; run from the repository root:

@@ -8,7 +8,7 @@ import ReceiptVerify
 /// same number of threads as the pipeline, measured two ways:
 /// - `EVP_PKEY_verify` of a PKCS #1 v1.5 signature over a precomputed SHA-256 digest, one `EVP_PKEY_CTX` per
 ///   thread: an RSA-2048 verification through OpenSSL, what `openssl speed rsa2048` reports as verify/s. This is
-///   the ceiling as the benchmark's issue defines it ("RSA-2048 verifications per second through OpenSSL");
+///   the ceiling docs/performance.md defines ("RSA-2048 verifications per second through OpenSSL");
 /// - the bare public-key operation s^e mod n, `BN_mod_exp_mont` with kept contexts: the RSA work inside
 ///   `EVP_PKEY_verify` without the EVP layer, the padding check and OpenSSL's allocations.
 ///   The benchmark reports the ratio to it as well, as the stricter reading.

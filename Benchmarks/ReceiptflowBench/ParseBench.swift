@@ -47,14 +47,10 @@ func runParseBench(_ corpus: [[UInt8]], iterations: Int) -> ParseBenchResult {
         allocationsPerReceipt: Double(mallocs) / Double(max(n, 1)), failures: failures)
 }
 
-/// The real receipts in ../shared/fixtures/real (or `$RECEIPTFLOW_SHARED/fixtures/real`), when present.
+/// The real receipts in Tests/Fixtures/real, read from the package root (the working directory).
 func loadFixtureCorpus() -> [[UInt8]] {
-    let env = ProcessInfo.processInfo.environment["RECEIPTFLOW_SHARED"]
-    let shared =
-        env.map { URL(fileURLWithPath: $0) }
-        ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath).deletingLastPathComponent()
-        .appendingPathComponent("shared")
-    let dir = shared.appendingPathComponent("fixtures/real")
+    let dir = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        .appendingPathComponent("Tests/Fixtures/real")
     guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir.path) else { return [] }
     return names.filter { $0.hasSuffix(".der") }.sorted().compactMap {
         (try? Data(contentsOf: dir.appendingPathComponent($0))).map { [UInt8]($0) }

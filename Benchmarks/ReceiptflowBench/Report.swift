@@ -36,7 +36,8 @@ struct BenchReport {
     /// Each end-to-end run against the faster of the two ceiling samples around it: wall clock and CPU time ratios,
     /// to the bare operation (`wall`, `cpu`) and to `EVP_PKEY_verify` (`evpWall`, `evpCPU`). A sample that something
     /// else disturbed can only read slow, so the faster one is the better estimate of the machine at that moment,
-    /// and taking it never flatters the ratio (the mean of the two would let one disturbed sample lift it).
+    /// and taking it never flatters the ratio. (The mean of the two would let one disturbed sample move a short
+    /// run's median by several points.)
     var pairedRatios: [(wall: Double, cpu: Double, evpWall: Double, evpCPU: Double)] {
         e2e.indices.map { i in
             let a = ceilingSamples[i]
@@ -167,8 +168,8 @@ struct BenchReport {
                 // The stricter reading: the same against the bare operation s^e mod n (BN_mod_exp_mont).
                 "e2e_over_ceiling_wall": Self.median(paired.map(\.wall)),
                 "e2e_over_ceiling_cpu": Self.median(paired.map(\.cpu)),
-                // A looser reading, kept for comparison: the fastest run over the fastest of the first and last
-                // ceiling samples, which may lie minutes apart.
+                // The fastest run over the fastest of the first and last ceiling samples, which may lie minutes
+                // apart: an optimistic reading, kept for comparison.
                 "best_e2e_over_best_ceiling_wall": best.receiptsPerSecond / ceilingPerSecond,
                 "best_e2e_over_best_ceiling_cpu": modExpBusyCPUMicros / best.cpuMicrosPerReceipt,
                 // The same way against EVP_PKEY_verify.

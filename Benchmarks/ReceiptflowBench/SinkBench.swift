@@ -37,6 +37,7 @@ func makeSinkBenchBatch(receipts: Int, purchasesPerReceipt: Int, seed: UInt64) -
         batch.receipts.append(string: ReceiptsColumns.errorCode, ok ? nil : "bad_signature")
         batch.receipts.append(string: ReceiptsColumns.errorDetail, ok ? nil : "the signature does not match")
         batch.receipts.append(bool: ReceiptsColumns.verified, ok)
+        batch.receipts.append(bool: ReceiptsColumns.deviceHashMatches, nil)
         batch.receipts.append(string: ReceiptsColumns.receiptType, "Production")
         let bundle = bundles[Int(next() % 3)]
         batch.receipts.append(string: ReceiptsColumns.bundleID, bundle)

@@ -9,7 +9,7 @@ import ReceiptVerify
 /// Verify-stage benchmark, single-threaded, everything measured in the same run:
 /// - `verify_us`: one warm-cache `ReceiptVerifier.verify` (signature, cached chain verdict, validity check);
 /// - `floor_us`: one raw RSA-2048 `EVP_PKEY_verify` on a precomputed digest plus one SHA-256 of the same content
-///   (the cost the issue compares against);
+///   (the cost a verifier cannot avoid);
 /// - `ratio`: verify_us / floor_us (target <= 1.3);
 /// - `hit_rate`: chain-cache hits / lookups over the timed verifies;
 /// - `allocs_per_verify` and `allocs_per_floor`: heap allocations per operation, OpenSSL's included (the

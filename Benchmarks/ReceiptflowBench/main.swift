@@ -25,7 +25,7 @@ case "history":
 case "parse":
     let corpus = loadFixtureCorpus()
     guard !corpus.isEmpty else {
-        print("parse: no fixtures found (../shared/fixtures/real); set RECEIPTFLOW_SHARED")
+        print("parse: no fixtures found (Tests/Fixtures/real); run from the package root")
         exit(1)
     }
     let iterations = Int(ProcessInfo.processInfo.environment["BENCH_ITERATIONS"] ?? "") ?? 2000

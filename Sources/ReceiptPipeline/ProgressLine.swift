@@ -1,15 +1,30 @@
 import Foundation
 
 /// The progress line on standard error: records, receipts per second, MB/s, and percentage and time left when
-/// the input size is known. Redrawn in place (`\r`) twice a second; the clock is read only here.
+/// the input size is known. Redrawn in place (`\r`) twice a second; the clock is read only here. For a resumed
+/// run the records and the percentage cover the whole run (`Base`: what earlier attempts did), the rates this
+/// attempt.
 public final class ProgressLine: @unchecked Sendable {
+    /// What earlier attempts of a resumed run did: committed records, and input bytes of the inputs this attempt
+    /// does not read again.
+    public struct Base: Sendable, Equatable {
+        public var records: Int
+        public var inputBytes: Int
+        public init(records: Int = 0, inputBytes: Int = 0) {
+            self.records = records
+            self.inputBytes = inputBytes
+        }
+    }
+
     private let timer: DispatchSourceTimer
     private let started = ContinuousClock.now
     private let read: @Sendable () -> RunResult
+    private let already: Base
 
     /// Starts redrawing from `read` until `stop`.
-    public init(interval: Double = 0.5, read: @escaping @Sendable () -> RunResult) {
+    public init(interval: Double = 0.5, already: Base = Base(), read: @escaping @Sendable () -> RunResult) {
         self.read = read
+        self.already = already
         timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "receiptflow.progress"))
         timer.schedule(deadline: .now() + interval, repeating: interval)
         timer.setEventHandler { [weak self] in self?.draw(final: false) }
@@ -26,20 +41,21 @@ public final class ProgressLine: @unchecked Sendable {
         let r = read()
         let e = ContinuousClock.now - started
         let seconds = max(Double(e.components.seconds) + Double(e.components.attoseconds) * 1e-18, 1e-9)
-        FileHandle.standardError.write(Data(Self.text(r, seconds: seconds, final: final).utf8))
+        FileHandle.standardError.write(Data(Self.text(r, seconds: seconds, final: final, already: already).utf8))
     }
 
     /// The line for `r` after `seconds`; `\r`-prefixed so that it overwrites the previous one.
-    public static func text(_ r: RunResult, seconds: Double, final: Bool) -> String {
+    public static func text(_ r: RunResult, seconds: Double, final: Bool, already: Base = Base()) -> String {
         let c = r.counts
         let rate = Double(c.records) / seconds
         let mbps = Double(c.inputBytes) / seconds / 1_000_000
-        var s = "\r\(c.records) records, \(Int(rate.rounded())) receipts/s, \(String(format: "%.1f", mbps)) MB/s"
+        let records = already.records + c.records
+        var s = "\r\(records) records, \(Int(rate.rounded())) receipts/s, \(String(format: "%.1f", mbps)) MB/s"
         if let size = r.inputSize, size > 0 {
-            let fraction = min(Double(c.inputBytes) / Double(size), 1)
-            s += String(format: ", %.1f%%", fraction * 100)
-            if !final && fraction > 0 {
-                let left = seconds * (1 - fraction) / fraction
+            let done = min(Double(already.inputBytes + c.inputBytes), Double(size))
+            s += String(format: ", %.1f%%", done / Double(size) * 100)
+            if !final && c.inputBytes > 0 {
+                let left = seconds * (Double(size) - done) / Double(c.inputBytes)
                 s += ", \(Int(left.rounded()))s left"
             }
         }

@@ -29,8 +29,6 @@ final class ParquetColumnWriter {
     let pageBytes: Int
     let maxRowsPerPage: Int
     let dictionaryMaxBytes: Int
-    /// zstd search target length of this column's pages (0: the level's own).
-    let zstdTargetLength: Int32
 
     // Current page.
     /// Definition levels, one byte (0 or 1) per row; OPTIONAL columns only.
@@ -68,7 +66,6 @@ final class ParquetColumnWriter {
         pageBytes = max(1, options.pageBytes)
         maxRowsPerPage = max(1, options.maxRowsPerPage)
         dictionaryMaxBytes = options.dictionaryMaxBytes
-        zstdTargetLength = options.zstdTargetLengths[spec.name] ?? 0
         values = ByteBuffer(headroom: optional ? Self.levelsHeadroom(options) : 0)
     }
 
@@ -145,7 +142,7 @@ final class ParquetColumnWriter {
             page = zstd.page.bytes
         }
         do throws(SinkError) {
-            let n = try zstd.compress(page, targetLength: zstdTargetLength)
+            let n = try zstd.compress(page)
             Self.dataPageHeader(
                 &header, uncompressed: page.count, compressed: n, numValues: pageRows,
                 encoding: isDictionaryPage ? .rleDictionary : .plain)

@@ -19,19 +19,6 @@ public struct SinkOptions: Sendable {
     /// zstd level of Parquet pages. Level 1, not 3: page compression is about half of the writer's time, and level 1
     /// makes the writer about a quarter faster for files about 5% larger (docs/performance.md).
     public var zstdLevel: Int32 = 1
-    /// zstd `targetLength` of the pages of these columns (the others use the level's own search). Their values
-    /// are mostly unmatched bytes (a hash, random ids, timestamps), which level 1 searches at every position for
-    /// little gain; skipping ahead while literals stay Huffman-coded about halves the zstd time of
-    /// `receipt_sha256` for slightly larger pages, and makes `transaction_id` pages both faster and smaller
-    /// (docs/performance.md). Reading is unaffected: the frames are ordinary zstd.
-    public var zstdTargetLengths: [String: Int32] = SinkOptions.defaultZstdTargetLengths
-
-    public static let defaultZstdTargetLengths: [String: Int32] = [
-        "receipt_sha256": 64, "download_id": 64, "version_external_identifier": 64, "purchase_date": 64,
-        "expires_date": 64, "in_app_count": 64, "transaction_id": 4, "original_transaction_id": 4,
-        "original_purchase_date": 4,
-    ]
-
     /// Bytes kept before an OPTIONAL column's page values for its definition levels; nil: sized from
     /// `maxRowsPerPage` (`ParquetColumnWriter.levelsHeadroom`). Tests set it to force the copy path.
     var levelsHeadroom: Int? = nil

@@ -16,6 +16,8 @@ public enum TrustAnchorError: Error, Sendable, Equatable, CustomStringConvertibl
     case tooLarge(path: String, bytes: Int)
     /// No anchor was given at all.
     case noAnchor
+    /// A certificate built into the binary does not have its pinned fingerprint: the binary is damaged.
+    case builtInMismatch(name: String, sha256: String)
 
     public var message: String {
         switch self {
@@ -29,14 +31,18 @@ public enum TrustAnchorError: Error, Sendable, Equatable, CustomStringConvertibl
                 + "Give a root certificate file such as AppleIncRootCertificate.cer."
         case .noAnchor:
             return TrustAnchors.missingAnchorUsage
+        case .builtInMismatch(let name, let sha256):
+            return "the built-in \(name) certificate has SHA-256 \(sha256), not its pinned fingerprint: this "
+                + "receiptflow binary is damaged. Reinstall it, or give the root with --trust-anchor PATH."
         }
     }
 
     public var description: String { message }
 }
 
-/// The configured roots of trust (`--trust-anchor PATH`, repeatable), loaded once into one read-only
-/// `X509_STORE` shared by all threads (openssl-notes.md B.3: fill once, then only read).
+/// The roots of trust: Apple's roots built into the binary (`apple()`, the default), or the certificates given with
+/// `--trust-anchor PATH` (repeatable), which replace them. Loaded once into one read-only `X509_STORE` shared by
+/// all threads (fill once, then only read).
 public final class TrustAnchors: @unchecked Sendable {
     /// One loaded anchor certificate.
     public struct Anchor: Sendable, Equatable {
@@ -46,12 +52,16 @@ public final class TrustAnchors: @unchecked Sendable {
         public var sha256: String
         /// The subject, RFC 2253 style, for messages.
         public var subject: String
-        /// True when this is Apple Inc. Root (by fingerprint).
-        public var isApple: Bool { sha256 == TrustAnchors.appleRootSHA256 }
+        /// True when this is one of Apple's roots (by fingerprint).
+        public var isApple: Bool { TrustAnchors.appleSHA256.contains(sha256) }
     }
 
-    /// SHA-256 fingerprint of Apple Inc. Root (contract.md), lowercase hex.
-    public static let appleRootSHA256 = "b0b1730ecbc7ff4505142c49f1295e6eda6bcaed7e2c68c5be91b5a11001f024"
+    /// SHA-256 fingerprint of Apple Inc. Root (docs/contract.md), lowercase hex.
+    public static let appleRootSHA256 = AppleRootCertificates.appleIncRootSHA256
+    /// SHA-256 fingerprint of Apple Root CA - G3, lowercase hex.
+    public static let appleRootG3SHA256 = AppleRootCertificates.appleRootCAG3SHA256
+    /// The fingerprints of every Apple root built into the binary.
+    public static let appleSHA256: Set<String> = [appleRootSHA256, appleRootG3SHA256]
 
     /// The usage message for a run that verifies but was given no anchor.
     public static let missingAnchorUsage =
@@ -66,6 +76,26 @@ public final class TrustAnchors: @unchecked Sendable {
     let store: OpaquePointer
     /// DER of every anchor, to recognise a signer that is itself an anchor (Xcode's StoreKit certificate).
     let anchorDER: [[UInt8]]
+
+    /// Apple's roots built into the binary (Apple Inc. Root and Apple Root CA - G3), each checked against its
+    /// pinned fingerprint first.
+    public static func apple() throws(TrustAnchorError) -> TrustAnchors {
+        let builtIn: [(name: String, der: [UInt8], sha256: String)] = [
+            ("Apple Inc. Root", AppleRootCertificates.appleIncRoot, AppleRootCertificates.appleIncRootSHA256),
+            ("Apple Root CA - G3", AppleRootCertificates.appleRootCAG3, AppleRootCertificates.appleRootCAG3SHA256),
+        ]
+        for c in builtIn {
+            let sha = c.der.withUnsafeBytes { OpenSSL.sha256Hex($0) }
+            guard sha == c.sha256 else { throw .builtInMismatch(name: c.name, sha256: sha) }
+        }
+        return try TrustAnchors(loaded: builtIn.map { ("built-in \($0.name)", $0.der) })
+    }
+
+    /// The anchors of a command line: the files given with `--trust-anchor` when there are any (they replace the
+    /// defaults), Apple's built-in roots otherwise.
+    public static func load(paths: [String]) throws(TrustAnchorError) -> TrustAnchors {
+        paths.isEmpty ? try apple() : try TrustAnchors(paths: paths)
+    }
 
     /// Loads every file in `paths` (DER or PEM; a PEM file may hold several certificates).
     public convenience init(paths: [String]) throws(TrustAnchorError) {
@@ -118,10 +148,10 @@ public final class TrustAnchors: @unchecked Sendable {
 
     deinit { X509_STORE_free(store) }
 
-    /// True when Apple Inc. Root is among the anchors.
+    /// True when one of Apple's roots is among the anchors.
     public var includesApple: Bool { anchors.contains { $0.isApple } }
 
-    /// The one-line notice for an anchor that is not Apple's root; `nil` for Apple's.
+    /// The one-line notice for an anchor that is not one of Apple's roots; `nil` for Apple's.
     public static func notice(for anchor: Anchor) -> String? {
         guard !anchor.isApple else { return nil }
         return "note: trust anchor '\(anchor.source)' (\(anchor.subject), SHA-256 \(anchor.sha256)) is not "
@@ -130,6 +160,16 @@ public final class TrustAnchors: @unchecked Sendable {
 
     /// The notices for every non-Apple anchor, in order.
     public var notices: [String] { anchors.compactMap { Self.notice(for: $0) } }
+
+    /// One short line naming every non-Apple anchor, for a command to print once per run; `nil` when every
+    /// anchor is Apple's.
+    public var notice: String? {
+        let others = anchors.filter { !$0.isApple }
+        guard !others.isEmpty else { return nil }
+        let names = others.map { "'\($0.source)' (SHA-256 \($0.sha256.prefix(8))…)" }.joined(separator: ", ")
+        return "note: receipts that chain to \(names) are accepted: "
+            + (others.count == 1 ? "it is not an Apple root." : "they are not Apple roots.")
+    }
 
     /// True when `der` is byte-for-byte one of the anchors.
     func isAnchor(_ der: UnsafeRawBufferPointer) -> Bool {

@@ -1,6 +1,7 @@
 import Foundation
 
-/// A usage error: the message is printed with the command's usage and the process exits with status 2.
+/// A usage error: the one-line reason is printed with where to find the command's options, and the process
+/// exits with status 2.
 struct UsageError: Error {
     var message: String
 }
@@ -61,4 +62,11 @@ struct Arguments {
 /// Writes one line to standard error.
 func printError(_ s: String) {
     FileHandle.standardError.write(Data((s + "\n").utf8))
+}
+
+/// Prints a usage error as two short lines, the reason and where the options are listed; the exit status (2).
+func usageError(_ command: String, _ reason: String) -> Int32 {
+    printError("receiptflow \(command): \(reason)")
+    printError("Run `receiptflow \(command) --help` for the options.")
+    return 2
 }

@@ -17,8 +17,8 @@ let exportUsage = """
     options:
       --out DIR                      output directory (created); - writes receipts rows to standard output
       --format parquet|csv|ndjson    table format (default parquet)
-      --trust-anchor PATH            root certificate (DER or PEM), repeatable; Apple's is
-                                     AppleIncRootCertificate.cer
+      --trust-anchor PATH            root certificate (DER or PEM), repeatable, instead of Apple's roots,
+                                     which are built in (Apple Inc. Root, Apple Root CA - G3)
       --no-verify                    decode only; rows say verified = false
       --field NAME                   JSON key of the receipt (default: receipt-data, receipt_data, receipt)
       --id-field NAME                JSON key copied into record_id (default: id)
@@ -32,7 +32,8 @@ let exportUsage = """
       --require-device-match         reject a receipt whose hash is not its record's device's (21003)
       --threads N                    worker threads (default: all cores)
       --max-record-size BYTES        longest input line accepted (default 1048576)
-      --progress / --quiet           progress on standard error (default: when it is a terminal)
+      --progress / --quiet           progress on standard error (default: when it is a terminal); --quiet
+                                     also drops the notes and the closing line
 
     purchase history (docs/history.md):
       --as-of DATE                   the time subscription states are given at, RFC 3339 (2024-05-01T00:00:00Z)
@@ -66,25 +67,25 @@ func runExport(_ argv: [String]) -> Int32 {
     do throws(UsageError) {
         setup = try ExportSetup(argv)
     } catch {
-        printError("receiptflow export: \(error.message)\n\n\(exportUsage)")
-        return 2
+        return usageError("export", error.message)
     }
     var config = setup.config
 
     var cache: ChainCache? = nil
     if config.verify {
         do throws(TrustAnchorError) {
-            let anchors = try TrustAnchors(paths: setup.trustAnchors)
-            for notice in anchors.notices { printError("receiptflow export: \(notice)") }
+            let anchors = try TrustAnchors.load(paths: setup.trustAnchors)
+            if let notice = anchors.notice, !setup.quiet { printError("receiptflow export: \(notice)") }
             cache = ChainCache(anchors: anchors)
         } catch {
-            if error == .noAnchor {
-                printError("receiptflow export: \(error.message)")
-                return 2
-            }
             printError("receiptflow export: \(error.message)")
             return 1
         }
+    }
+    if config.inputs.contains("-") && isatty(0) == 1 && !setup.quiet {
+        printError(
+            "receiptflow export: reading receipts from standard input (a terminal): paste them and end with "
+                + "Ctrl-D, or give INPUT files (`receiptflow export --help`).")
     }
 
     var metadata = RunMetadata()
@@ -137,12 +138,15 @@ func runExport(_ argv: [String]) -> Int32 {
 
 /// Runs `pipeline` on the calling thread with SIGINT cancelling it (no partial file is left under a final name)
 /// and the progress line when asked for.
-func runInterruptibly(_ pipeline: ExportPipeline, showProgress: Bool) -> RunOutcome {
+/// `already` is what earlier attempts of a resumed run did, so that the line describes the whole run.
+func runInterruptibly(_ pipeline: ExportPipeline, showProgress: Bool, already: ProgressLine.Base = .init())
+    -> RunOutcome
+{
     signal(SIGINT, SIG_IGN)
     let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
     interrupt.setEventHandler { pipeline.cancel() }
     interrupt.resume()
-    let progress = showProgress ? ProgressLine { pipeline.progress } : nil
+    let progress = showProgress ? ProgressLine(already: already) { pipeline.progress } : nil
     let outcome = pipeline.run()
     progress?.stop()
     interrupt.cancel()
@@ -156,6 +160,8 @@ struct ExportSetup {
     var format = OutputFormat.parquet
     var trustAnchors: [String] = []
     var showProgress = false
+    /// `--quiet`: no progress, notes or closing line.
+    var quiet = false
     /// `--part-records`: receipts rows per part.
     var partRecords: Int? = nil
     /// `--resume`: continue the parts run in `out`.
@@ -169,7 +175,8 @@ struct ExportSetup {
 
     init(_ argv: [String]) throws(UsageError) {
         let args = try Arguments(
-            argv, flags: ["--no-verify", "--progress", "--quiet", "--resume", "--require-device-match", "--no-history"],
+            argv,
+            flags: ["--no-verify", "--progress", "--quiet", "--resume", "--require-device-match", "--no-history"],
             valued: [
                 "--out", "--format", "--trust-anchor", "--field", "--id-field", "--environment", "--bundle-id",
                 "--threads", "--max-record-size", "--part-records", "--app-version", "--device-id-field", "--as-of",
@@ -230,7 +237,8 @@ struct ExportSetup {
         if args.has("--progress") && args.has("--quiet") {
             throw UsageError(message: "--progress and --quiet contradict each other; give one")
         }
-        showProgress = args.has("--progress") || (!args.has("--quiet") && isatty(2) == 1)
+        quiet = args.has("--quiet")
+        showProgress = args.has("--progress") || (!quiet && isatty(2) == 1)
         if let n = try args.int("--part-records") {
             guard (1...100_000_000).contains(n) else {
                 throw UsageError(message: "--part-records takes 1 to 100000000 receipts per part, got \(n)")
@@ -278,6 +286,7 @@ func writeRunSummary(
         printError("receiptflow export: \(error.message)")
         return 1
     }
+    if !setup.quiet { printError("receiptflow export: \(closingLine(result.counts, out: setup.out))") }
     return 0
 }
 
@@ -293,4 +302,12 @@ func finishHistory(_ collector: HistoryCollector, _ setup: ExportSetup, _ metada
     let r = try collector.finish(asOf: setup.asOf, format: setup.format, metadata: metadata)
     return HistorySummary(
         asOf: r.asOf, purchases: r.purchases, subscriptions: r.subscriptions, spilledBytes: r.spilledBytes)
+}
+
+/// The last line of a completed run: how many receipts were valid and how many rejected, and where they went.
+func closingLine(_ c: BatchCounts, out: String) -> String {
+    let valid = c.count(of: .valid)
+    let plural = c.records == 1 ? "" : "s"
+    return "\(c.records) receipt\(plural): \(valid) valid, \(c.records - valid) rejected; "
+        + "\(c.transactions) transactions; written to \(out)"
 }

@@ -114,8 +114,7 @@ func runGenerate(_ args: [String]) -> Int32 {
         }
         return 0
     } catch let e as UsageError {
-        printError("receiptflow generate: \(e.message)\n\n\(generateUsage)")
-        return 2
+        return usageError("generate", e.message)
     } catch {
         printError("receiptflow generate: \(error)")
         return 1

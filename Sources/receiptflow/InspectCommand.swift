@@ -8,21 +8,22 @@ import ReceiptVerify
 
 let inspectUsage = """
     usage: receiptflow inspect [FILE | -] [--trust-anchor PATH ...] [--no-verify] [--json] [--at now|DATE]
-                              [--device-id ID]
+                              [--device-id ID] [--quiet]
 
     Prints one receipt (DER or base64; whitespace is ignored) as verifyReceipt-shaped JSON, with what was found
     about its container (encoding, digest algorithm, certificates) and the verdict with its reason. A JWS (a
     compact JWS, or a notification body {"signedPayload": ...}) is shown decoded and verified at its signedDate
     (Apple Root CA - G3 is AppleRootCA-G3.cer), with the JWS nested in a notification judged on their own.
 
-      --trust-anchor PATH   a root certificate, DER or PEM (repeatable); Apple's root is AppleIncRootCertificate.cer
-                            from https://www.apple.com/certificateauthority/
+      --trust-anchor PATH   a root certificate, DER or PEM (repeatable), instead of Apple's roots, which are
+                            built in (Apple Inc. Root and Apple Root CA - G3)
       --no-verify           decode only
       --json                one compact line instead of indented JSON
       --at now|DATE         judge certificate validity at another time than the receipt creation date
                             (e.g. `--at now` shows why receipts must be judged at their creation date)
       --device-id ID        the device identifier (a UUID, a MAC address, or 12 or 32 hex digits): shows
                             device_hash_matches, whether the receipt's hash (attribute 5) is that device's
+      --quiet               no note about a trust anchor that is not Apple's
     Exit status: 0 valid, 1 rejected or unreadable, 2 usage error.
     """
 
@@ -35,28 +36,23 @@ func runInspect(_ argv: [String]) -> Int32 {
     let args: Arguments
     do {
         args = try Arguments(
-            argv, flags: ["--no-verify", "--json"], valued: ["--trust-anchor", "--at", "--device-id"])
+            argv, flags: ["--no-verify", "--json", "--quiet"], valued: ["--trust-anchor", "--at", "--device-id"])
     } catch {
-        printError("receiptflow inspect: \(error.message)\n\n\(inspectUsage)")
-        return 2
+        return usageError("inspect", error.message)
     }
     guard args.positionals.count <= 1 else {
-        printError("receiptflow inspect: give one FILE (or - for standard input)\n\n\(inspectUsage)")
-        return 2
+        return usageError("inspect", "give one FILE (or - for standard input)")
     }
     let verify = !args.has("--no-verify")
     var anchors: TrustAnchors? = nil
     if verify {
         do {
-            anchors = try TrustAnchors(paths: args.values("--trust-anchor"))
-        } catch .noAnchor {
-            printError("receiptflow inspect: \(TrustAnchors.missingAnchorUsage)")
-            return 2
+            anchors = try TrustAnchors.load(paths: args.values("--trust-anchor"))
         } catch {
             printError("receiptflow inspect: \(error.message)")
             return 1
         }
-        for notice in anchors!.notices { printError(notice) }
+        if let notice = anchors?.notice, !args.has("--quiet") { printError("receiptflow inspect: \(notice)") }
     }
     var atTime: Int64? = nil
     if let at = args.value("--at") {
@@ -65,8 +61,7 @@ func runInspect(_ argv: [String]) -> Int32 {
         } else if case .millis(let ms) = Array(at.utf8).withUnsafeBytes({ DateParser.parse($0) }) {
             atTime = ms
         } else {
-            printError("receiptflow inspect: --at takes `now` or a date like 2020-01-31T12:00:00Z, got '\(at)'")
-            return 2
+            return usageError("inspect", "--at takes `now` or a date like 2020-01-31T12:00:00Z, got '\(at)'")
         }
     }
 

@@ -128,8 +128,16 @@ func runInParts(_ setup: ExportSetup, _ baseConfig: PipelineConfig, cache: Chain
         }
         history = collector
     }
+    // The progress line covers the whole run: the committed receipts, and the inputs this attempt skips whole
+    // (the input it resumes in is read again from its start, so its bytes count as this attempt's).
+    var already = ProgressLine.Base(records: manifest.parts.isEmpty ? 0 : manifest.records)
+    if let after = config.resumeAfter {
+        for path in config.inputs.prefix(after.source) {
+            already.inputBytes += ((try? InputOpener.probe(path)) ?? nil) ?? 0
+        }
+    }
     let pipeline = ExportPipeline(config: config, sink: output, cache: cache, checkpoint: output, history: history)
-    switch runInterruptibly(pipeline, showProgress: setup.showProgress) {
+    switch runInterruptibly(pipeline, showProgress: setup.showProgress, already: already) {
     case .completed:
         return writeSummary(setup, config, output.manifest)
     case .failed(let message, _):

@@ -10,6 +10,7 @@ let usage = """
       receiptflow export [INPUT ...] --out DIR [--format parquet|csv|ndjson] [--trust-anchor PATH ...] [options]
       receiptflow inspect [FILE | -] [--trust-anchor PATH ...] [--no-verify] [--json]
       receiptflow generate --count N --out FILE [--seed S] [--digest sha1|sha256] [--bad-fraction F] [--ca-dir DIR]
+      receiptflow bench CORPUS [--threads N] [--format parquet|csv|ndjson] [--min-ratio R] [--json FILE]
 
     Run `receiptflow COMMAND --help` for a command's options.
     """
@@ -25,6 +26,7 @@ switch command {
 case "export": status = runExport(arguments)
 case "inspect": status = runInspect(arguments)
 case "generate": status = runGenerate(arguments)
+case "bench": status = runBench(arguments)
 case "--version", "version":
     print(ReceiptflowVersion.string)
     status = 0
@@ -32,7 +34,8 @@ case "-h", "--help", "help":
     print(usage)
     status = 0
 default:
-    FileHandle.standardError.write(Data("receiptflow: unknown command '\(command)'\n\n\(usage)\n".utf8))
+    printError("receiptflow: unknown command '\(command)'")
+    printError("Run `receiptflow --help` for the commands.")
     status = 2
 }
 exit(status)

@@ -91,9 +91,8 @@ import Testing
         return payloads
     }
 
-    /// The payloads of the real receipt fixtures, when ../shared is present.
+    /// The payloads of the real receipt fixtures (Tests/Fixtures/real).
     static func realPayloads() throws -> [[UInt8]] {
-        guard Fixtures.sharedAvailable else { return [] }
         return try Fixtures.realReceiptNames().map { name in
             let der = try Fixtures.bytes(Fixtures.realDir.appendingPathComponent(name))
             let parser = ReceiptParser()

@@ -4,9 +4,9 @@ import ReceiptModel
 import ReceiptTestSupport
 import Testing
 
-/// Every real receipt in ../shared/fixtures/real decodes to exactly what expected.json (OpenSSL plus an independent
+/// Every real receipt in Tests/Fixtures/real decodes to exactly what expected.json (OpenSSL plus an independent
 /// ASN.1 decoder) read in it: app-level fields, every in-app entry, every raw attribute, the signer and certificates.
-@Suite(.enabled(if: Fixtures.sharedAvailable, Fixtures.skipReason))
+@Suite
 struct RealFixtureTests {
     static let names = Fixtures.realReceiptNames()
 

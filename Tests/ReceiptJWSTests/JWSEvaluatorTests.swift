@@ -8,9 +8,8 @@ import Testing
 
 /// The real Apple-signed JWS samples: each verifies against Apple Root CA - G3 at its signedDate and decodes to
 /// exactly the payload recorded beside it; tampered copies are rejected with the right code.
-@Suite(.enabled(if: Fixtures.sharedAvailable, Comment(rawValue: "\(Fixtures.skipReason)")))
 struct JWSEvaluatorTests {
-    static var jwsDir: URL { Fixtures.sharedDir.appendingPathComponent("fixtures/jws") }
+    static var jwsDir: URL { Fixtures.jwsDir }
     static var g3Path: String { Fixtures.certsDir.appendingPathComponent("AppleRootCA-G3.cer").path }
     static var appleIncPath: String { Fixtures.certsDir.appendingPathComponent("AppleIncRootCertificate.cer").path }
 

@@ -21,7 +21,7 @@ private func lines(_ url: URL) throws -> [Substring] {
     try String(contentsOf: url, encoding: .utf8).split(separator: "\n")
 }
 
-@Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: Fixtures.executable.path)))
+@Suite(.serialized)
 struct ExportCommandTests {
     let corpus = Corpus.shared
 
@@ -73,12 +73,16 @@ struct ExportCommandTests {
         (["export", "--out", "x", "--threads", "zero"], "--threads takes a whole number"),
         (["export", "--out", "x", "--environment", "staging"], "--environment takes production, sandbox or any"),
         (["export", "--out", "x", "--bogus"], "unknown option --bogus"),
-        (["export", "--out", "x"], "no trust anchor given"),
+        (["export", "--out", "x", "--part-records", "0"], "--part-records takes 1 to 100000000"),
     ])
     func exitsWithStatus2AndSaysWhatToDoOnUsageErrors(args: [String], message: String) throws {
         let r = try receiptflow(args)
         #expect(r.status == 2)
         #expect(r.stderr.contains(message), "\(r.stderr)")
+        // The reason and where the options are, not the whole usage text.
+        let lines = r.stderr.split(separator: "\n")
+        #expect(lines.count == 2, "\(r.stderr)")
+        #expect(lines.last == "Run `receiptflow export --help` for the options.")
     }
 
     @Test func exitsWithStatus1AndKeepsNoOutputWhenAnInputIsMissing() throws {

@@ -23,4 +23,18 @@ import Testing
         // Every line is as wide, so a short one covers a longer predecessor.
         #expect(line.count == ProgressLine.text(r, seconds: 1, final: false).count + 1)
     }
+
+    @Test func aResumedRunCountsWhatEarlierAttemptsDid() {
+        // 30,000 receipts committed before; the inputs skipped whole held 100 MB of the 200 MB. This attempt
+        // read 50 MB (5,000 receipts) in 2 s: 150 MB done, 50 MB left at 25 MB/s.
+        var r = RunResult()
+        r.counts.records = 5000
+        r.counts.inputBytes = 50_000_000
+        r.inputSize = 200_000_000
+        let already = ProgressLine.Base(records: 30_000, inputBytes: 100_000_000)
+        let line = ProgressLine.text(r, seconds: 2, final: false, already: already)
+        #expect(line.hasPrefix("\r35000 records, 2500 receipts/s, 25.0 MB/s, 75.0%, 2s left"))
+        let last = ProgressLine.text(r, seconds: 2, final: true, already: already)
+        #expect(last.hasPrefix("\r35000 records, 2500 receipts/s, 25.0 MB/s, 75.0% "))
+    }
 }

@@ -1,33 +1,20 @@
 import Foundation
-import Testing
 
-/// Locates test inputs: the shared fixtures beside the checkout (`../shared/fixtures`, or `$RECEIPTFLOW_SHARED`)
-/// and the project's own committed sample data in `data/`.
+/// Locates test inputs: the public fixtures committed in `Tests/Fixtures` (real receipts, Apple's certificates,
+/// a verifyReceipt response; `Tests/Fixtures/PROVENANCE.md` says where each came from) and the project's committed
+/// sample data in `data/`.
 public enum Fixtures {
     /// The package root, found from this file's path (Tests/ReceiptTestSupport/Fixtures.swift).
     public static let packageRoot: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// `../shared` beside the checkout, or `$RECEIPTFLOW_SHARED`.
-    public static let sharedDir: URL = {
-        if let env = ProcessInfo.processInfo.environment["RECEIPTFLOW_SHARED"], !env.isEmpty {
-            return URL(fileURLWithPath: env)
-        }
-        return packageRoot.deletingLastPathComponent().appendingPathComponent("shared")
-    }()
-
-    public static var realDir: URL { sharedDir.appendingPathComponent("fixtures/real") }
-    public static var certsDir: URL { sharedDir.appendingPathComponent("fixtures/certs") }
-    public static var verifyReceiptDir: URL { sharedDir.appendingPathComponent("fixtures/verifyreceipt") }
+    /// `Tests/Fixtures` in the checkout.
+    public static var fixturesDir: URL { packageRoot.appendingPathComponent("Tests/Fixtures") }
+    public static var realDir: URL { fixturesDir.appendingPathComponent("real") }
+    public static var certsDir: URL { fixturesDir.appendingPathComponent("certs") }
+    public static var verifyReceiptDir: URL { fixturesDir.appendingPathComponent("verifyreceipt") }
+    public static var jwsDir: URL { fixturesDir.appendingPathComponent("jws") }
     public static var dataDir: URL { packageRoot.appendingPathComponent("data") }
-
-    /// True when `../shared/fixtures/real/expected.json` exists. Tests that need it are disabled otherwise, with
-    /// `skipReason` as the comment.
-    public static var sharedAvailable: Bool {
-        FileManager.default.fileExists(atPath: realDir.appendingPathComponent("expected.json").path)
-    }
-    public static let skipReason: Comment =
-        "../shared/fixtures is absent (set RECEIPTFLOW_SHARED to the shared folder to run these tests)"
 
     /// Names of the real receipt fixtures (`*.der`), sorted.
     public static func realReceiptNames() -> [String] {

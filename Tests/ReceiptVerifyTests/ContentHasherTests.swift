@@ -121,7 +121,7 @@ struct ContentHasherTests {
             String(decoding: outB, as: UTF8.self) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
 
-    @Test(.enabled(if: Fixtures.sharedAvailable, Comment(rawValue: "\(Fixtures.skipReason)")))
+    @Test
     func matchesTheFixtureDigestsInExpectedJSON() throws {
         let hasher = ContentHasher()
         let expected = try Fixtures.expected()

@@ -7,8 +7,8 @@ import Testing
 
 @testable import ReceiptVerify
 
-/// The real receipts in ../shared/fixtures/real against Apple's root and the StoreKit test certificate.
-@Suite(.enabled(if: Fixtures.sharedAvailable, Comment(rawValue: "\(Fixtures.skipReason)")))
+/// The real receipts in Tests/Fixtures/real against Apple's root and the StoreKit test certificate.
+@Suite
 struct RealReceiptVerificationTests {
     /// Fixture names by kind, from expected.json (not from the code under test).
     static func names(xcode: Bool) -> [String] {

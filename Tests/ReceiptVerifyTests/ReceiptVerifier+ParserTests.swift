@@ -15,7 +15,7 @@ struct ReceiptVerifierParserTests {
         }
     }
 
-    @Test(.enabled(if: Fixtures.sharedAvailable, Comment(rawValue: "\(Fixtures.skipReason)")))
+    @Test
     func realReceiptsVerifyThroughOneParserAndOneVerifier() throws {
         let verifier = try TestAnchors.verifier([TestAnchors.applePath, TestAnchors.storeKitPath])
         let parser = ReceiptParser()

@@ -15,7 +15,7 @@ struct TrustAnchorsTests {
         return url.path
     }
 
-    @Test(.enabled(if: Fixtures.sharedAvailable, Comment(rawValue: "\(Fixtures.skipReason)")))
+    @Test
     func recognisesApplesRootByFingerprint() throws {
         let anchors = try TrustAnchors(paths: [TestAnchors.applePath])
         #expect(anchors.anchors.count == 1)
@@ -29,7 +29,7 @@ struct TrustAnchorsTests {
         #expect(anchors.notices.isEmpty)
     }
 
-    @Test(.enabled(if: Fixtures.sharedAvailable, Comment(rawValue: "\(Fixtures.skipReason)")))
+    @Test
     func storeKitCertificateGetsANotice() throws {
         let anchors = try TrustAnchors(paths: [TestAnchors.applePath, TestAnchors.storeKitPath])
         #expect(anchors.anchors.map(\.isApple) == [true, false])
@@ -96,5 +96,39 @@ struct TrustAnchorsTests {
         #expect(message.contains("https://www.apple.com/certificateauthority/"))
         #expect(message.contains("AppleIncRootCertificate.cer"))
         #expect(message.contains("--trust-anchor"))
+    }
+
+    @Test func applesBuiltInRootsAreTheCommittedCertificatesPinnedByFingerprint() throws {
+        let anchors = try TrustAnchors.apple()
+        #expect(
+            anchors.anchors.map(\.sha256) == [
+                "b0b1730ecbc7ff4505142c49f1295e6eda6bcaed7e2c68c5be91b5a11001f024",
+                "63343abfb89a6a03ebb57e9b3f5fa7be7c4f5c756f3017b3a8c488c3653e9179",
+            ])
+        #expect(anchors.anchors.allSatisfy { $0.isApple })
+        #expect(anchors.notice == nil)
+        let files = ["AppleIncRootCertificate.cer", "AppleRootCA-G3.cer"].map {
+            Fixtures.certsDir.appendingPathComponent($0)
+        }
+        #expect(try anchors.anchorDER == files.map { try Fixtures.bytes($0) })
+        #expect(anchors.anchors[1].subject.contains("Apple Root CA - G3"))
+    }
+
+    @Test func noPathsMeanTheBuiltInRootsAndPathsReplaceThem() throws {
+        let builtIn = try TrustAnchors.apple().anchors.map { $0.sha256 }
+        #expect(try TrustAnchors.load(paths: []).anchors.map { $0.sha256 } == builtIn)
+        let given = try TrustAnchors.load(paths: [TestAnchors.storeKitPath])
+        #expect(given.anchors.count == 1)
+        #expect(!given.includesApple)
+    }
+
+    @Test func oneNoticeNamesEveryNonAppleAnchor() throws {
+        let root = try Self.temporaryFile("root.der", TestCA.pki.root.der)
+        let anchors = try TrustAnchors(paths: [TestAnchors.applePath, TestAnchors.storeKitPath, root])
+        let notice = try #require(anchors.notice)
+        #expect(notice.contains(TestAnchors.storeKitPath) && notice.contains(root))
+        #expect(!notice.contains(TestAnchors.applePath))
+        #expect(notice.contains("they are not Apple roots"))
+        #expect(!notice.contains("\n"))
     }
 }

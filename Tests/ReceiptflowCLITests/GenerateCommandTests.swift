@@ -40,7 +40,8 @@ import Testing
     func rejectsBadUsageWithStatus2(args: [String]) throws {
         let (status, _, err) = try runTool(args)
         #expect(status == 2)
-        #expect(err.contains("usage: receiptflow generate"))
+        #expect(err.hasSuffix("Run `receiptflow generate --help` for the options.\n"))
+        #expect(err.split(separator: "\n").count == 2)
     }
 
     @Test func reportsAnUnwritableOutputWithStatus1() throws {

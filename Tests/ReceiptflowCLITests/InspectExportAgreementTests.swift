@@ -4,7 +4,7 @@ import Testing
 
 /// `inspect` and `export` judge receipts with the same evaluator: for every real fixture receipt they give the
 /// same status, error code, error detail and decoded receipt.
-@Suite(.enabled(if: Fixtures.sharedAvailable, Fixtures.skipReason))
+@Suite
 struct InspectExportAgreementTests {
     static func anchors(_ names: [String]) -> [String] {
         names.flatMap { ["--trust-anchor", Fixtures.certsDir.appendingPathComponent($0).path] }

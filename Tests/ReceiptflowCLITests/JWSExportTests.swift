@@ -5,9 +5,8 @@ import Testing
 
 /// `export` and `inspect` of JWS records (docs/jws.md): the real Apple-signed samples, the test PKI's bad kinds,
 /// the policies, and a mixed input of receipts and JWS.
-@Suite(.enabled(if: Fixtures.sharedAvailable, Fixtures.skipReason))
 struct JWSExportTests {
-    static let jwsDir = Fixtures.sharedDir.appendingPathComponent("fixtures/jws")
+    static let jwsDir = Fixtures.jwsDir
     static let appleG3 = Fixtures.certsDir.appendingPathComponent("AppleRootCA-G3.cer").path
 
     /// The samples by name, sorted: (name, compact JWS, expected.json).
@@ -123,6 +122,17 @@ struct JWSExportTests {
             at += expectedRows
         }
         #expect(rows.count == at)
+    }
+
+    @Test func theRealSamplesVerifyWithTheBuiltInAnchors() throws {
+        let samples = try Self.samples()
+        let dir = Self.tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = try Self.export(try samples.map { try Self.line($0.name, $0.jws) }, ["--format", "csv"], in: dir)
+        let receipts = try Self.csv(out.appendingPathComponent("receipts.csv"))
+        let nested = samples.map { ($0.expected["nested"] as? [String: Any])?.count ?? 0 }.reduce(0, +)
+        #expect(receipts.count == samples.count + nested)
+        #expect(receipts.allSatisfy { $0["status"] == "0" && $0["verified"] == "true" })
     }
 
     @Test func aNotificationYieldsThreeReceiptsRowsAndItsTransaction() throws {

@@ -203,7 +203,7 @@ private func partCount(_ out: URL) -> Int {
     return names.filter { $0.hasPrefix("part-") }.count
 }
 
-@Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: Fixtures.executable.path)))
+@Suite(.serialized)
 struct ResumeCommandTests {
     let data = ResumeData.shared
 
@@ -238,7 +238,7 @@ struct ResumeCommandTests {
         #expect(seen == validTransactions.filter { $0.value > 0 })
     }
 
-    /// The must-show of issue 8: SIGKILL at random points (a few milliseconds in, and shortly after a random
+    /// The central resume check: SIGKILL at random points (a few milliseconds in, and shortly after a random
     /// number of further parts appeared), `--resume` each time until the run completes, then every row of both
     /// tables is compared with the clean run: same rows, same order, none missing, none twice.
     @Test(arguments: ["csv", "ndjson"])

@@ -26,7 +26,7 @@ def sink_harness(receiptflow):
     """The output writers' test harness: RECEIPTFLOW_SINKS_BIN, or SinkHarness beside the receiptflow binary."""
     path = os.environ.get("RECEIPTFLOW_SINKS_BIN") or str(pathlib.Path(receiptflow).parent / "SinkHarness")
     if not os.path.exists(path):
-        pytest.skip("no SinkHarness binary: build it (swift build --product SinkHarness; scripts/test.sh does)")
+        pytest.fail("no SinkHarness binary: build it (swift build --product SinkHarness; scripts/test.sh does)")
     return path
 
 
@@ -34,7 +34,7 @@ def sink_harness(receiptflow):
 def receiptflow():
     path = _find_binary()
     if not path:
-        pytest.skip("no receiptflow binary: build it and set RECEIPTFLOW_BIN (scripts/test.sh does)")
+        pytest.fail("no receiptflow binary: build it and set RECEIPTFLOW_BIN (scripts/test.sh does)")
     return path
 
 

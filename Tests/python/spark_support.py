@@ -17,9 +17,9 @@ def receiptflow_bin():
     """The binary under test (RECEIPTFLOW_BIN, as scripts/test.sh sets it), or a skip saying how to provide it."""
     path = os.environ.get("RECEIPTFLOW_BIN")
     if not path:
-        pytest.skip("RECEIPTFLOW_BIN is not set: build receiptflow and point RECEIPTFLOW_BIN at it")
+        pytest.fail("RECEIPTFLOW_BIN is not set: build receiptflow and point RECEIPTFLOW_BIN at it")
     if not os.access(path, os.X_OK):
-        pytest.skip(f"RECEIPTFLOW_BIN={path} is not an executable file")
+        pytest.fail(f"RECEIPTFLOW_BIN={path} is not an executable file")
     return path
 
 

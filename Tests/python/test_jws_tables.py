@@ -1,4 +1,4 @@
-"""JWS records through export: the real Apple-signed samples (../shared/fixtures/jws) as NDJSON records, written
+"""JWS records through export: the real Apple-signed samples (Tests/Fixtures/jws) as NDJSON records, written
 as Parquet and CSV and read back by pyarrow and DuckDB. Expected values come from the samples' expected.json."""
 
 import json
@@ -11,7 +11,7 @@ import pytest
 
 import tables
 
-JWS_DIR = pathlib.Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "jws"
+JWS_DIR = pathlib.Path(__file__).resolve().parents[1] / "Fixtures" / "jws"
 G3 = JWS_DIR.parent / "certs" / "AppleRootCA-G3.cer"
 
 
@@ -25,8 +25,6 @@ def _samples():
 
 @pytest.fixture(scope="module")
 def exported(receiptflow, tmp_path_factory):
-    if not JWS_DIR.is_dir():
-        pytest.skip("no ../shared/fixtures/jws")
     samples = _samples()
     tmp = tmp_path_factory.mktemp("jws")
     lines = []

@@ -155,7 +155,7 @@ def test_spark_reads_the_part_folder_as_one_table(runs):
     partitions by size), so the rows are compared after ordering by source and line."""
     pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -r Tests/python/requirements.txt)")
     if not shutil.which("java"):
-        pytest.skip("Java is not installed (Spark needs Java 17)")
+        pytest.fail("Java is not installed (Spark needs Java 17)")
     from pyspark.sql import SparkSession
 
     spark = (SparkSession.builder.master("local[2]").appName("part-folders")

@@ -95,10 +95,10 @@ def expected_history(binary, tmp_path, inputs, anchor):
 
 def test_killed_task_is_retried_and_rows_equal_a_single_machine_run(tmp_path):
     if not java_available():
-        pytest.skip("Java is not installed (Spark needs Java 17): install openjdk-17-jre-headless")
+        pytest.fail("Java is not installed (Spark needs Java 17): install openjdk-17-jre-headless")
     submit = spark_submit()
     if submit is None:
-        pytest.skip("spark-submit not found next to the pyspark package")
+        pytest.fail("spark-submit not found next to the pyspark package")
     binary = receiptflow_bin()
 
     inputs, anchor = generate_split_corpus(binary, str(tmp_path), 0, FILES, compress=(1, 4), customers=CUSTOMERS)

@@ -64,7 +64,7 @@ import threading
 import time
 import urllib.parse
 
-# The contract's tables (../shared/docs/contract.md, "Output files"): (name, kind, nullable), in column order.
+# The contract's tables (docs/contract.md, "Output files"): (name, kind, nullable), in column order.
 # Kinds: string, int64, int32, bool, timestamp (milliseconds, UTC).
 RECEIPTS_COLUMNS = [
     ("source", "string", False),
