@@ -19,6 +19,7 @@ let package = Package(
     targets: [
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Counts heap allocations by interposing malloc; linked only into the benchmark.
         .target(name: "CMallocCount", path: "Sources/CMallocCount"),
         // Kernels chosen at run time: AVX2 for base64 blocks and JSON string runs (ReceiptIO keeps the logic), and a
@@ -27,11 +28,13 @@ let package = Package(
         .target(name: "ReceiptModel", swiftSettings: hotPath),
         .target(name: "ReceiptDER", dependencies: ["ReceiptModel"]),
         .target(name: "ReceiptVerify", dependencies: ["ReceiptModel", "ReceiptDER", "COpenSSL", "CSIMD"]),
-        .target(name: "ReceiptIO", dependencies: ["ReceiptModel", "CZstd", "CSIMD"]),
+        .target(name: "ReceiptIO", dependencies: ["ReceiptModel", "CZstd", "CZlib", "CSIMD"]),
         .target(name: "ReceiptSink", dependencies: ["ReceiptModel", "ReceiptDER", "CZstd"], swiftSettings: hotPath),
         .target(name: "ReceiptHistory", dependencies: ["ReceiptModel", "ReceiptSink"]),
         .target(name: "ReceiptPipeline", dependencies: ["ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptHistory", "ReceiptJWS"]),
         .target(name: "ReceiptJWS", dependencies: ["ReceiptModel", "ReceiptVerify"]),
+        // The command-line tools' argument scanner (the product and the test-only SinkHarness).
+        .target(name: "CommandArguments"),
         .target(name: "ReceiptSynth", dependencies: ["ReceiptModel", "COpenSSL", "CZstd"]),
         .executableTarget(
             name: "receiptflow",
@@ -39,6 +42,7 @@ let package = Package(
                 "ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline", "ReceiptSynth",
                 "ReceiptJWS",
                 "COpenSSL",  // `receiptflow bench` measures the RSA ceiling through OpenSSL
+                "CommandArguments",
             ]
         ),
         .executableTarget(
@@ -51,7 +55,8 @@ let package = Package(
         ),
         // Drives the output writers for the Python reader checks (Tests/python); not part of the product.
         .executableTarget(
-            name: "SinkHarness", dependencies: ["ReceiptModel", "ReceiptSink"], path: "Tests/SinkHarness"),
+            name: "SinkHarness", dependencies: ["ReceiptModel", "ReceiptSink", "CommandArguments"],
+            path: "Tests/SinkHarness"),
         // Shared by the test targets: where ../shared/fixtures and the committed sample data are.
         .target(name: "ReceiptTestSupport", dependencies: ["ReceiptModel"], path: "Tests/ReceiptTestSupport"),
         .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptTestSupport", "ReceiptDER", "ReceiptModel", "ReceiptSynth"]),

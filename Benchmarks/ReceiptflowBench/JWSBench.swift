@@ -41,6 +41,14 @@ func makeJWSCorpus(count: Int) throws -> (pki: JWSTestPKI, texts: [String]) {
     return (pki, texts)
 }
 
+/// Writes the corpus (`jws.txt`, one JWS per line) and its root (`root.der`) into `directory`, for the peers.
+func writeJWSCorpus(count: Int, directory: String) throws {
+    let (pki, texts) = try makeJWSCorpus(count: count)
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    try Data((texts.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: directory + "/jws.txt"))
+    try Data(pki.root.der).write(to: URL(fileURLWithPath: directory + "/root.der"))
+}
+
 func runJWSBench(count: Int, threads: Int, seconds: Double) throws -> JWSBenchResult {
     let (pki, texts) = try makeJWSCorpus(count: count)
     let inputs = texts.map { Array($0.utf8) }

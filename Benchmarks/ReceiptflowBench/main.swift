@@ -59,6 +59,12 @@ case "jws":
     let threads = Int(env["BENCH_THREADS"] ?? "") ?? ProcessInfo.processInfo.activeProcessorCount
     let seconds = Double(env["BENCH_SECONDS"] ?? "") ?? 2
     do {
+        if let i = CommandLine.arguments.firstIndex(of: "--write"), i + 1 < CommandLine.arguments.count {
+            let n = Int(env["BENCH_ITERATIONS"] ?? "") ?? 2000
+            try writeJWSCorpus(count: n, directory: CommandLine.arguments[i + 1])
+            print("jws: wrote \(n) signed transactions and their root to \(CommandLine.arguments[i + 1])")
+            exit(0)
+        }
         let r = try runJWSBench(count: Int(env["BENCH_ITERATIONS"] ?? "") ?? 2000, threads: threads, seconds: seconds)
         print(
             String(

@@ -118,10 +118,11 @@ public final class HistoryCollector {
 
     // MARK: - The end
 
-    /// Merges everything and writes both tables (temporary names, renamed at the end; on failure neither is
-    /// left). `asOf` defaults to the data horizon.
+    /// Merges everything and writes both tables (temporary names, renamed at the end, or staged in `unit` to
+    /// become visible with the rest of the run; on failure neither is left). `asOf` defaults to the data horizon.
     public func finish(
-        asOf: Int64?, format: OutputFormat, metadata: RunMetadata, options: SinkOptions = SinkOptions()
+        asOf: Int64?, format: OutputFormat, metadata: RunMetadata, options: SinkOptions = SinkOptions(),
+        unit: CommitUnit? = nil
     ) throws(HistoryError) -> HistoryResult {
         var result = HistoryResult()
         let a = asOf ?? horizon
@@ -136,13 +137,14 @@ public final class HistoryCollector {
             purchaseRows = HistoryTableBuffer(
                 schema: .purchases,
                 writer: try makeTableFileWriter(
-                    format: format, schema: .purchases, directory: directory, metadata: metadata, options: options))
+                    format: format, schema: .purchases, directory: directory, metadata: metadata, options: options,
+                    unit: unit))
             do throws(SinkError) {
                 subscriptionRows = HistoryTableBuffer(
                     schema: .subscriptions,
                     writer: try makeTableFileWriter(
                         format: format, schema: .subscriptions, directory: directory, metadata: metadata,
-                        options: options))
+                        options: options, unit: unit))
             } catch {
                 purchaseRows.writer.abort()
                 throw error
@@ -171,7 +173,9 @@ public final class HistoryCollector {
             do throws(SinkError) {
                 try purchaseRows.writer.finish()
             } catch {
-                unlink(subscriptionRows.writer.path)
+                // Renamed into place already, unless staged in `unit` (whose discard removes it; the final name
+                // may then hold an earlier run's table, which must stay).
+                if unit == nil { unlink(subscriptionRows.writer.path) }
                 throw HistoryError(error.message)
             }
         } catch {

@@ -1,7 +1,8 @@
 import CSIMD
 import ReceiptModel
 
-/// Standard base64 (RFC 4648 section 4 alphabet) decoding into caller-owned memory, with no allocation.
+/// Base64 decoding into caller-owned memory, with no allocation: the standard alphabet (RFC 4648 section 4) and
+/// the URL-safe one (section 5, `-` and `_` for `+` and `/`), which some stores and JWT-minded code write.
 ///
 /// Rules, chosen for line-wrapped and hand-made exports:
 /// - ASCII whitespace (space, tab, CR, LF, form feed) anywhere is ignored;
@@ -9,7 +10,9 @@ import ReceiptModel
 ///   whitespace may follow it;
 /// - a final group of one character is invalid (it cannot encode a byte); unused low bits of a final group
 ///   are ignored rather than rejected, as most decoders (OpenSSL, Foundation) do;
-/// - anything else (`-`, `_`, `%`, non-ASCII, `=` in the middle) is `invalid_base64`.
+/// - anything else (`%`, `.`, non-ASCII, `=` in the middle) is `invalid_base64`.
+///
+/// The AVX2 block kernel knows only the standard alphabet: a block holding `-` or `_` goes to the scalar path.
 public enum Base64 {
     /// An upper bound of the decoded size of `count` input characters.
     @inlinable public static func maxDecodedCount(_ count: Int) -> Int { (count / 4) * 3 + 3 }
@@ -23,6 +26,8 @@ public enum Base64 {
         var t = [UInt8](repeating: bad, count: 256)
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
         for (v, c) in alphabet.enumerated() { t[Int(c)] = UInt8(v) }
+        t[Int(UInt8(ascii: "-"))] = 62
+        t[Int(UInt8(ascii: "_"))] = 63
         t[Int(UInt8(ascii: "="))] = pad
         for c in [0x20, 0x09, 0x0D, 0x0A, 0x0C] { t[c] = space }
         return t

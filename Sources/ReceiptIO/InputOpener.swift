@@ -4,9 +4,12 @@
     import Darwin
 #endif
 
-/// Opens inputs by name and detects compression from content (the zstd magic), not from the extension.
+/// Opens inputs by name and detects compression from content (the zstd and gzip magics), not from the extension.
+/// Each input is opened once: detection peeks at the open stream and replays what it read, so pipes, FIFOs and
+/// `/dev/stdin` work like files.
 public enum InputOpener {
-    /// Opens `path` (`-` for standard input), decompressing transparently when it starts with a zstd frame.
+    /// Opens `path` (`-` for standard input), decompressing transparently when it starts with a zstd frame or a
+    /// gzip member.
     public static func open(_ path: String) throws(InputError) -> any ByteSource {
         let file = try FileByteSource(path: path)
         var head: [UInt8] = []
@@ -18,19 +21,32 @@ public enum InputOpener {
             head.append(one)
         }
         let replay = PrefixedByteSource(prefix: head, inner: file)
-        if isZstd(head) { return try ZstdByteSource(replay, name: path == "-" ? "standard input" : path) }
+        let name = path == "-" ? "standard input" : path
+        if isZstd(head) { return try ZstdByteSource(replay, name: name) }
+        if isGzip(head) { return try GzipByteSource(replay, name: name) }
         return replay
     }
 
-    /// Checks that `path` can be opened for reading, without keeping it open (a run may name thousands of
-    /// files); returns its size when it is a regular file. Standard input is not touched.
+    /// Checks that `path` exists and is readable without opening it (a FIFO opened and closed unread would
+    /// lose its writer, and a run may name thousands of files); returns its size when it is a regular file.
     public static func probe(_ path: String) throws(InputError) -> Int? {
+        var st = stat()
         if path == "-" {
-            var st = stat()
             return fstat(0, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG ? Int(st.st_size) : nil
         }
-        return try FileByteSource(path: path).knownSize
+        guard stat(path, &st) == 0, access(path, R_OK) == 0 else {
+            let why = String(cString: strerror(errno))
+            throw InputError("cannot open input '\(path)': \(why); check the path and its permissions")
+        }
+        switch st.st_mode & S_IFMT {
+        case S_IFDIR: throw InputError("input '\(path)' is a directory; give the files inside it instead")
+        case S_IFREG: return Int(st.st_size)
+        default: return nil
+        }
     }
+
+    /// True for the gzip member magic `1F 8B`.
+    public static func isGzip(_ head: [UInt8]) -> Bool { head.count >= 2 && head[0] == 0x1F && head[1] == 0x8B }
 
     /// True for the zstd frame magic `28 B5 2F FD` and for skippable frames (`5?` `2A 4D 18`), little-endian.
     public static func isZstd(_ head: [UInt8]) -> Bool {

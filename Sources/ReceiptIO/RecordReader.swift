@@ -14,6 +14,10 @@ public struct ReaderOptions: Sendable {
     public var batchBytes: Int = 4 << 20
     /// At most this many records per batch, so that a batch of tiny lines keeps its column batch small.
     public var maxRecordsPerBatch: Int = 8192
+    /// Whether the first bytes of the stream are checked (`InputSniffer`): another compression, an archive or
+    /// binary data then fails the read with a message naming it. The export turns it on; tests of the reader's
+    /// mechanics feed arbitrary bytes.
+    public var rejectsUnreadableContent = false
 
     public init(maxRecordSize: Int = 1 << 20, batchBytes: Int = 4 << 20, maxRecordsPerBatch: Int = 8192) {
         self.maxRecordSize = maxRecordSize
@@ -41,6 +45,8 @@ public final class RecordReader {
     private var line = 1
     private var skipping = false
     private var ended = false
+    /// The first bytes of the stream until they are checked (`InputSniffer`); nil once they were.
+    private var head: [UInt8]?
     public private(set) var format: RecordFormat? = nil
     /// Lines numbered up to this one are still read (they count for line numbers and format detection) but make
     /// no record and no blank-line count: a resumed run starts after the last line its committed output covers.
@@ -52,6 +58,7 @@ public final class RecordReader {
         self.name = name
         self.sourceIndex = sourceIndex
         self.options = options
+        head = options.rejectsUnreadableContent ? [] : nil
     }
 
     deinit { carry?.deallocate() }
@@ -141,6 +148,7 @@ public final class RecordReader {
             }
             let end = filled < target ? target : min(cap, filled + step)
             let n = try source.read(into: UnsafeMutableRawBufferPointer(start: buf + filled, count: end - filled))
+            if head != nil { try sniff(buf + filled, n) }
             if n == 0 { ended = true } else { filled += n }
         }
         if full {
@@ -162,9 +170,36 @@ public final class RecordReader {
         return !batch.records.isEmpty || batch.blankLines > 0 || batch.inputBytes > 0 || !ended || carryCount > 0
     }
 
+    /// Collects the first `InputSniffer.window` bytes read (`n == 0`: the end) and checks them once they are all
+    /// there: an input that is another format or binary data fails before any of its records is used.
+    private func sniff(_ p: UnsafeMutableRawPointer, _ n: Int) throws(InputError) {
+        guard var bytes = head else { return }
+        bytes.append(contentsOf: UnsafeRawBufferPointer(start: p, count: min(n, InputSniffer.window - bytes.count)))
+        guard bytes.count >= InputSniffer.window || n == 0 else {
+            head = bytes
+            return
+        }
+        head = nil
+        let problem = bytes.withUnsafeBytes { InputSniffer.problem($0) }
+        if let problem {
+            throw InputError(
+                "input '\(name == "-" ? "standard input" : name)' is \(problem), which receiptflow cannot read; "
+                    + "give NDJSON or base64 text, plain or compressed with gzip or zstd")
+        }
+    }
+
     /// Records the line `buf[start..<end]` (terminator excluded) and advances the line counter.
-    private func cut(_ batch: RecordBatch, _ buf: UnsafeMutableRawPointer, _ start: Int, _ end: Int) {
+    private func cut(_ batch: RecordBatch, _ buf: UnsafeMutableRawPointer, _ lineStart: Int, _ end: Int) {
         defer { line += 1 }
+        var start = lineStart
+        // A UTF-8 byte order mark (Windows tools, some database exports) is not part of the first record.
+        // In range: start + 3 <= end <= capacity.
+        if line == 1 && end - start >= 3 && buf.load(fromByteOffset: start, as: UInt8.self) == 0xEF
+            && buf.load(fromByteOffset: start + 1, as: UInt8.self) == 0xBB
+            && buf.load(fromByteOffset: start + 2, as: UInt8.self) == 0xBF
+        {
+            start += 3
+        }
         var e = end
         // In range: start <= e - 1 < end <= capacity.
         if e > start && buf.load(fromByteOffset: e - 1, as: UInt8.self) == 0x0D { e -= 1 }

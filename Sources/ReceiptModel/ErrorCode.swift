@@ -18,6 +18,8 @@ public enum ErrorCode: String, Sendable, CaseIterable, Hashable {
     case missingField = "missing_field"
     case emptyReceipt = "empty_receipt"
     case invalidBase64 = "invalid_base64"
+    /// The receipt field holds a StoreKit 2 JWS (signed transaction or notification), not a PKCS #7 receipt.
+    case jwsNotReceipt = "jws_not_receipt"
     case recordTooLarge = "record_too_large"
     case malformedDER = "malformed_der"
     /// A receipt attribute whose value cannot be read (an unparseable date, an integer that overflows 64 bits).
@@ -47,8 +49,8 @@ public enum ErrorCode: String, Sendable, CaseIterable, Hashable {
     /// The status this code reports, except `wrongEnvironment`, whose status depends on the direction.
     public var status: ReceiptStatus {
         switch self {
-        case .invalidJSON, .missingField, .emptyReceipt, .invalidBase64, .recordTooLarge, .malformedDER,
-            .malformedAttribute, .limitExceeded, .signerNotFound, .invalidDeviceID, .jwsMalformed:
+        case .invalidJSON, .missingField, .emptyReceipt, .invalidBase64, .jwsNotReceipt, .recordTooLarge,
+            .malformedDER, .malformedAttribute, .limitExceeded, .signerNotFound, .invalidDeviceID, .jwsMalformed:
             return .malformed
         case .unsupportedAlgorithm, .badSignature, .untrustedChain, .certificatePolicy, .certificateExpired,
             .certificateNotYetValid, .wrongBundleID, .wrongAppVersion, .deviceMismatch:

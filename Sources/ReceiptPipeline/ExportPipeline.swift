@@ -108,8 +108,16 @@ public final class ExportPipeline: @unchecked Sendable {
         }
         let columns = Pool { ColumnBatch(sequence: 0) }
         let workers = DispatchGroup()
-        let readerQueue = DispatchQueue(label: "receiptflow.reader")
-        readerQueue.async { [self] in read(slots, batches) }
+        let reader = DispatchGroup()
+        DispatchQueue(label: "receiptflow.reader").async(group: reader) { [self] in read(slots, batches) }
+        // Every way out joins the reader and the workers before the sink finishes or aborts: no thread of the
+        // run outlives `run` (a thread still running while the process exits can touch freed globals).
+        func join() {
+            workers.wait()
+            // A reader blocked reading a pipe whose writer is silent notices the cancellation only when the read
+            // returns; it holds no output, so it is not waited for longer than this.
+            _ = reader.wait(timeout: .now() + .seconds(5))
+        }
         for k in 0..<config.threads {
             // A serial queue of its own gives each worker a thread that may block on the work queue.
             DispatchQueue(label: "receiptflow.worker.\(k)").async(group: workers) { [self] in
@@ -145,16 +153,16 @@ public final class ExportPipeline: @unchecked Sendable {
 
         if let message = failure.withLock({ $0 }) {
             cancel()
-            workers.wait()
+            join()
             sink.abort()
             return .failed(message, result())
         }
         if cancelled.load(ordering: .sequentiallyConsistent) {
-            workers.wait()
+            join()
             sink.abort()
             return .cancelled(result())
         }
-        workers.wait()
+        join()
         if let finishHistory {
             do throws(HistoryError) {
                 try finishHistory()
@@ -191,7 +199,9 @@ public final class ExportPipeline: @unchecked Sendable {
             if let resume = config.resumeAfter, k < resume.source { continue }
             let reader: RecordReader
             do throws(InputError) {
-                reader = try RecordReader.open(path, sourceIndex: k, options: config.reader)
+                var options = config.reader
+                options.rejectsUnreadableContent = true
+                reader = try RecordReader.open(path, sourceIndex: k, options: options)
             } catch {
                 fail(error.message)
                 return

@@ -21,6 +21,11 @@ enum JWSLine {
         return text.contains(UInt8(ascii: "."))
     }
 
+    /// `text` without surrounding whitespace, as a String.
+    static func trimmed(_ text: UnsafeRawBufferPointer) -> String {
+        String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// True when `line` (a JSON object without a receipt field) names one of the JWS body keys.
     static func looksLikeBody(_ line: UnsafeRawBufferPointer) -> Bool {
         bodyKeys.contains { key in contains(line, key) }

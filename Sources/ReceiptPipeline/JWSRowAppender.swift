@@ -228,7 +228,7 @@ struct JWSRowAppender {
         ]
         if let id = ctx.recordID { object["record_id"] = String(decoding: id, as: UTF8.self) }
         if let code = v.code {
-            object["error"] = code.rawValue
+            object["error_code"] = code.rawValue
             object["error_detail"] = v.detail ?? code.rawValue
         }
         if let environment { object["environment"] = environment }

@@ -66,6 +66,8 @@ final class LineDecoder {
         do throws(ReceiptError) {
             n = try Base64.decode(text, into: decoded)
         } catch {
+            // A JWS the quick form check missed (surrounded by whitespace) fails base64 at its first `.`: read it.
+            if JWSDetector.isJWS(text) { return .jws([JWSLine.trimmed(text)]) }
             return .failed(.invalidBase64, Detail(error))
         }
         if n == 0 {

@@ -33,8 +33,8 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
     public var history: HistoryCollector? = nil
     /// Writes the history tables once the last part is committed, before the manifest is marked complete.
     public var finishHistory: (() throws(HistoryError) -> HistorySummary)? = nil
-    /// Held open until the run finishes or aborts: an exclusive lock a second run into the folder cannot take.
-    private var lock: Int32
+    /// Held until the run finishes or aborts: a second run into the folder cannot take it.
+    private var lock: OutputLock?
 
     // The part in progress.
     private var partCounts = BatchCounts()
@@ -51,10 +51,11 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
     ///
     /// Removes `summary.json` (its presence means a complete run), writes the manifest with one more attempt,
     /// then deletes temporary files and part files the manifest does not list (left by a crash between a
-    /// part's rename and the manifest update, or by an earlier run into this directory).
+    /// part's rename and the manifest update, or by an earlier run into this directory). Takes the folder's
+    /// `OutputLock` unless the caller passes the one it holds.
     public init(
         directory: String, manifest: PartManifest, metadata: RunMetadata, options: SinkOptions = SinkOptions(),
-        cache: ChainCache?
+        cache: ChainCache?, lock: OutputLock? = nil
     ) throws(SinkError) {
         guard let format = OutputFormat(rawValue: manifest.identity.format) else {
             throw SinkError("the manifest names an unknown format '\(manifest.identity.format)'")
@@ -74,7 +75,11 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
         writer = try PartWriter(
             format: format, directory: directory, metadata: metadata, options: options,
             firstPart: (m.parts.last?.index ?? -1) + 1)
-        lock = try Self.lockDirectory(directory)
+        if let lock {
+            self.lock = lock
+        } else {
+            self.lock = try OutputLock(directory: directory)
+        }
         try Self.checkListedParts(m, directory)
         try Self.remove(joinPath(directory, "summary.json"))
         try m.write(to: directory)
@@ -84,22 +89,8 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
     deinit { unlock() }
 
     private func unlock() {
-        if lock >= 0 { close(lock) }
-        lock = -1
-    }
-
-    /// Takes `directory/.receiptflow.lock` exclusively: two runs writing parts and the manifest of one folder at
-    /// once would corrupt it. The kernel drops the lock when the process dies, `kill -9` included.
-    private static func lockDirectory(_ directory: String) throws(SinkError) -> Int32 {
-        let path = joinPath(directory, ".receiptflow.lock")
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        if fd < 0 { throw SinkError("cannot create \(path): \(String(cString: strerror(errno)))") }
-        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            close(fd)
-            throw SinkError(
-                "another receiptflow is writing \(directory) (it holds \(path)); wait for it to end or stop it")
-        }
-        return fd
+        lock?.release()
+        lock = nil
     }
 
     /// Whether `directory` holds a part file the manifest lists as committed but that is gone: the output was
@@ -126,12 +117,7 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
                 if ours && !listed.contains(folder + "/" + name) { try remove(joinPath(dir, name)) }
             }
         }
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        where (name.hasPrefix(".\(PartManifest.fileName).") && name.hasSuffix(".tmp"))
-            || name.hasPrefix(".summary.json.tmp-")
-        {
-            try remove(joinPath(directory, name))
-        }
+        try OutputFolder.removeTemporaries(in: directory)
     }
 
     private static func remove(_ path: String) throws(SinkError) {

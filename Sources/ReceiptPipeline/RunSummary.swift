@@ -3,7 +3,7 @@ import ReceiptModel
 import ReceiptSink
 
 /// `summary.json`: counts by status and error code, rows written, bytes and records read, time, rate and the
-/// chain cache's hits and misses. Written atomically (temporary name, then rename).
+/// chain cache's hits and misses. Written durably (temporary name, sync, rename, folder sync).
 public struct RunSummary: Sendable {
     public var result: RunResult
     public var inputs: [String]
@@ -74,29 +74,25 @@ public struct RunSummary: Sendable {
         return object
     }
 
-    /// Writes `summary.json` into `directory` under a temporary name, then renames it into place.
-    public func write(to directory: String) throws(SummaryError) {
-        let data: Data
+    /// The bytes of `summary.json`.
+    public func encoded() throws(SummaryError) -> [UInt8] {
         do {
-            data = try JSONSerialization.data(withJSONObject: jsonObject(), options: [.prettyPrinted, .sortedKeys])
+            let data = try JSONSerialization.data(
+                withJSONObject: jsonObject(), options: [.prettyPrinted, .sortedKeys])
+            return [UInt8](data) + [0x0A]
         } catch {
             throw SummaryError("cannot render summary.json: \(error)")
         }
-        let dir = URL(fileURLWithPath: directory)
-        let final = dir.appendingPathComponent("summary.json")
-        let temp = dir.appendingPathComponent(".summary.json.tmp-\(getpid())")
-        do {
-            try (data + Data("\n".utf8)).write(to: temp)
-            if rename(temp.path, final.path) != 0 {
-                let why = String(cString: strerror(errno))
-                try? FileManager.default.removeItem(at: temp)
-                throw SummaryError("cannot rename \(temp.path) to \(final.path): \(why)")
-            }
-        } catch let e as SummaryError {
-            throw e
+    }
+
+    /// Replaces `summary.json` in `directory` durably (temporary name, sync, rename, folder sync).
+    public func write(to directory: String) throws(SummaryError) {
+        let bytes = try encoded()
+        do throws(SinkError) {
+            try replaceFileDurably(directory: directory, name: "summary.json", bytes: bytes)
         } catch {
-            throw SummaryError(
-                "cannot write \(final.path): \(error.localizedDescription); check that --out is writable")
+            let path = directory.hasSuffix("/") ? directory + "summary.json" : directory + "/summary.json"
+            throw SummaryError("cannot write \(path) (\(error.message)); check that --out is writable")
         }
     }
 }

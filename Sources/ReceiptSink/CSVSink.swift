@@ -8,20 +8,22 @@ public final class CSVSink: BatchSink {
     private var scratch: [UInt8] = []
     private var done = false
 
-    public convenience init(directory: String) throws(SinkError) {
-        try self.init(files: .single(directory, .csv))
+    public convenience init(directory: String, unit: CommitUnit? = nil) throws(SinkError) {
+        try self.init(files: .single(directory, .csv, unit: unit))
     }
 
     init(files: TableFiles) throws(SinkError) {
-        receipts = try OutputFile(directory: files.receipts.directory, name: files.receipts.name)
+        receipts = try OutputFile(directory: files.receipts.directory, name: files.receipts.name, unit: files.unit)
         do {
-            transactions = try OutputFile(directory: files.transactions.directory, name: files.transactions.name)
+            transactions = try OutputFile(
+                directory: files.transactions.directory, name: files.transactions.name, unit: files.unit)
         } catch {
             receipts.discard()
             throw error
         }
         do {
-            renewals = try OutputFile(directory: files.renewals.directory, name: files.renewals.name)
+            renewals = try OutputFile(
+                directory: files.renewals.directory, name: files.renewals.name, unit: files.unit)
         } catch {
             receipts.discard()
             transactions.discard()

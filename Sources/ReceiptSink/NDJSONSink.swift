@@ -7,13 +7,13 @@ public final class NDJSONSink: BatchSink {
     private let receipts: OutputFile
     private var done = false
 
-    public convenience init(directory: String) throws(SinkError) {
-        try self.init(files: .single(directory, .ndjson))
+    public convenience init(directory: String, unit: CommitUnit? = nil) throws(SinkError) {
+        try self.init(files: .single(directory, .ndjson, unit: unit))
     }
 
     /// `files.transactions` is not used: the objects carry their purchases.
     init(files: TableFiles) throws(SinkError) {
-        receipts = try OutputFile(directory: files.receipts.directory, name: files.receipts.name)
+        receipts = try OutputFile(directory: files.receipts.directory, name: files.receipts.name, unit: files.unit)
     }
 
     public func write(_ batch: ColumnBatch) throws(SinkError) {

@@ -6,9 +6,14 @@
 
 /// A file written under a temporary name in its final directory and renamed into place by `commit()`, so that
 /// readers see it complete or not at all. `discard()` removes it. Small writes are buffered.
+///
+/// A file created with a `CommitUnit` is synced at `commit()` but keeps its temporary name: the unit renames it
+/// with the run's other files.
 final class OutputFile {
     let path: String
+    let name: String
     let tempPath: String
+    private let unit: CommitUnit?
     private var fd: Int32
     /// Bytes written so far (buffered ones included): the absolute offset of the next byte.
     private(set) var offset: Int64 = 0
@@ -16,7 +21,9 @@ final class OutputFile {
     private let bufferLimit = 1 << 20
 
     /// Creates `directory/name` as a hidden temporary file beside its final name (`.name.<pid>.tmp`).
-    init(directory: String, name: String) throws(SinkError) {
+    init(directory: String, name: String, unit: CommitUnit? = nil) throws(SinkError) {
+        self.name = name
+        self.unit = unit
         path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
         tempPath = (directory.hasSuffix("/") ? directory : directory + "/") + ".\(name).\(getpid()).tmp"
         fd = open(tempPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -101,7 +108,7 @@ final class OutputFile {
         #endif
     }
 
-    /// Flushes, syncs and renames the file to its final name.
+    /// Flushes, syncs and renames the file to its final name (or, in a unit, hands it to the unit).
     func commit() throws(SinkError) {
         do throws(SinkError) {
             try flush()
@@ -111,6 +118,10 @@ final class OutputFile {
                 throw SinkError.system("cannot close", tempPath)
             }
             fd = -1
+            if let unit {
+                unit.add(temp: tempPath, name: name)
+                return
+            }
             if rename(tempPath, path) != 0 { throw SinkError.system("cannot rename to \(path):", tempPath) }
         } catch {
             discard()

@@ -18,7 +18,7 @@ final class ParquetFileWriter {
 
     init(
         schema: TableSchema, directory: String, fileName: String, metadata: RunMetadata, options: SinkOptions,
-        zstd: ZstdCompressor
+        zstd: ZstdCompressor, unit: CommitUnit? = nil
     ) throws(SinkError) {
         self.schema = schema
         self.options = options
@@ -28,7 +28,7 @@ final class ParquetFileWriter {
         }
         keyValues = ParquetFileWriter.keyValues(metadata)
         createdBy = "receiptflow version \(metadata.toolVersion) (build none)"
-        file = try OutputFile(directory: directory, name: fileName)
+        file = try OutputFile(directory: directory, name: fileName, unit: unit)
         try file.write(Parquet.magic)
     }
 

@@ -10,20 +10,21 @@ public final class ParquetSink: BatchSink {
     private let renewals: ParquetFileWriter
     private var done = false
 
-    public convenience init(directory: String, metadata: RunMetadata, options: SinkOptions = SinkOptions())
-        throws(SinkError)
-    {
-        try self.init(files: .single(directory, .parquet), metadata: metadata, options: options)
+    public convenience init(
+        directory: String, metadata: RunMetadata, options: SinkOptions = SinkOptions(), unit: CommitUnit? = nil
+    ) throws(SinkError) {
+        try self.init(files: .single(directory, .parquet, unit: unit), metadata: metadata, options: options)
     }
 
     init(files: TableFiles, metadata: RunMetadata, options: SinkOptions) throws(SinkError) {
         receipts = try ParquetFileWriter(
             schema: .receipts, directory: files.receipts.directory, fileName: files.receipts.name,
-            metadata: metadata, options: options, zstd: try ZstdCompressor(level: options.zstdLevel))
+            metadata: metadata, options: options, zstd: try ZstdCompressor(level: options.zstdLevel), unit: files.unit)
         do {
             transactions = try ParquetFileWriter(
                 schema: .transactions, directory: files.transactions.directory, fileName: files.transactions.name,
-                metadata: metadata, options: options, zstd: try ZstdCompressor(level: options.zstdLevel))
+                metadata: metadata, options: options, zstd: try ZstdCompressor(level: options.zstdLevel),
+                unit: files.unit)
         } catch {
             receipts.abort()
             throw error
@@ -31,7 +32,8 @@ public final class ParquetSink: BatchSink {
         do {
             renewals = try ParquetFileWriter(
                 schema: .renewals, directory: files.renewals.directory, fileName: files.renewals.name,
-                metadata: metadata, options: options, zstd: try ZstdCompressor(level: options.zstdLevel))
+                metadata: metadata, options: options, zstd: try ZstdCompressor(level: options.zstdLevel),
+                unit: files.unit)
         } catch {
             receipts.abort()
             transactions.abort()

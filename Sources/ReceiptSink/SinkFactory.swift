@@ -4,15 +4,17 @@
     import Darwin
 #endif
 
-/// Creates the sink for `format` writing into `directory` (created, with its parents, when missing).
+/// Creates the sink for `format` writing into `directory` (created, with its parents, when missing). With a
+/// `unit`, `finish()` stages the tables and `unit.commit` makes them visible with the run's other files.
 public func makeSink(
-    format: OutputFormat, directory: String, metadata: RunMetadata, options: SinkOptions = SinkOptions()
+    format: OutputFormat, directory: String, metadata: RunMetadata, options: SinkOptions = SinkOptions(),
+    unit: CommitUnit? = nil
 ) throws(SinkError) -> BatchSink {
     try makeDirectory(directory)
     switch format {
-    case .parquet: return try ParquetSink(directory: directory, metadata: metadata, options: options)
-    case .csv: return try CSVSink(directory: directory)
-    case .ndjson: return try NDJSONSink(directory: directory)
+    case .parquet: return try ParquetSink(directory: directory, metadata: metadata, options: options, unit: unit)
+    case .csv: return try CSVSink(directory: directory, unit: unit)
+    case .ndjson: return try NDJSONSink(directory: directory, unit: unit)
     }
 }
 
@@ -22,7 +24,7 @@ public func makeStreamSink(format: OutputFormat, fileDescriptor: Int32 = 1) thro
 }
 
 /// `mkdir -p`.
-func makeDirectory(_ path: String) throws(SinkError) {
+public func makeDirectory(_ path: String) throws(SinkError) {
     var st = stat()
     if stat(path, &st) == 0 {
         if (st.st_mode & S_IFMT) == S_IFDIR { return }

@@ -14,7 +14,7 @@ public protocol TableFileWriter: AnyObject {
 /// The writer of `schema` as `directory/<schema.name>.<ext>`.
 public func makeTableFileWriter(
     format: OutputFormat, schema: TableSchema, directory: String, metadata: RunMetadata,
-    options: SinkOptions = SinkOptions()
+    options: SinkOptions = SinkOptions(), unit: CommitUnit? = nil
 ) throws(SinkError) -> TableFileWriter {
     try makeDirectory(directory)
     let name = "\(schema.name).\(format.fileExtension)"
@@ -23,9 +23,10 @@ public func makeTableFileWriter(
         return ParquetTableFile(
             try ParquetFileWriter(
                 schema: schema, directory: directory, fileName: name, metadata: metadata, options: options,
-                zstd: try ZstdCompressor(level: options.zstdLevel)), path: join(directory, name))
+                zstd: try ZstdCompressor(level: options.zstdLevel), unit: unit), path: join(directory, name))
     case .csv, .ndjson:
-        return try TextTableFile(schema: schema, file: try OutputFile(directory: directory, name: name), format: format)
+        return try TextTableFile(
+            schema: schema, file: try OutputFile(directory: directory, name: name, unit: unit), format: format)
     }
 }
 

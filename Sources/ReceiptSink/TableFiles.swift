@@ -10,14 +10,20 @@ struct TableFiles: Sendable, Equatable {
     var receipts: FileLocation
     var transactions: FileLocation
     var renewals: FileLocation
+    /// The run's commit unit when the files are renamed together with the others (`CommitUnit`).
+    var unit: CommitUnit? = nil
+
+    static func == (a: TableFiles, b: TableFiles) -> Bool {
+        a.receipts == b.receipts && a.transactions == b.transactions && a.renewals == b.renewals && a.unit === b.unit
+    }
 
     /// The single-file layout of a run without parts.
-    static func single(_ directory: String, _ format: OutputFormat) -> TableFiles {
+    static func single(_ directory: String, _ format: OutputFormat, unit: CommitUnit? = nil) -> TableFiles {
         let ext = format.fileExtension
         return TableFiles(
             receipts: FileLocation(directory: directory, name: "receipts.\(ext)"),
             transactions: FileLocation(directory: directory, name: "transactions.\(ext)"),
-            renewals: FileLocation(directory: directory, name: "renewals.\(ext)"))
+            renewals: FileLocation(directory: directory, name: "renewals.\(ext)"), unit: unit)
     }
 
     /// Part `index` of each table, in the tables' folders under `directory`.

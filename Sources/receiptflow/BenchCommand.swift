@@ -1,4 +1,5 @@
 import COpenSSL
+import CommandArguments
 import Dispatch
 import Foundation
 import ReceiptModel

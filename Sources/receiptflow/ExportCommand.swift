@@ -1,3 +1,4 @@
+import CommandArguments
 import Dispatch
 import Foundation
 import ReceiptHistory
@@ -6,13 +7,15 @@ import ReceiptModel
 import ReceiptPipeline
 import ReceiptSink
 import ReceiptVerify
+import Synchronization
 
 let exportUsage = """
     usage: receiptflow export [INPUT ...] --out DIR [options]
 
-    Validates every receipt of the inputs and writes receipts.<ext>, transactions.<ext> and summary.json to DIR.
-    INPUT is a file or - for standard input (the default): NDJSON, zstd-compressed NDJSON, or one base64
-    receipt per line, detected from content.
+    Validates every receipt of the inputs and writes receipts.<ext>, transactions.<ext> and summary.json to DIR,
+    all made visible together (summary.json last) or not at all.
+    INPUT is a file or - for standard input (the default): NDJSON or one base64 receipt per line, plain or
+    compressed with gzip or zstd, detected from content.
 
     options:
       --out DIR                      output directory (created); - writes receipts rows to standard output
@@ -34,6 +37,9 @@ let exportUsage = """
       --max-record-size BYTES        longest input line accepted (default 1048576)
       --progress / --quiet           progress on standard error (default: when it is a terminal); --quiet
                                      also drops the notes and the closing line
+      --overwrite                    replace the run already in DIR (its tables, summary.json, manifest.json
+                                     and part folders are removed when this run commits); without it a DIR
+                                     holding another run's files is refused
 
     purchase history (docs/history.md):
       --as-of DATE                   the time subscription states are given at, RFC 3339 (2024-05-01T00:00:00Z)
@@ -57,7 +63,8 @@ let exportUsage = """
     """
 
 /// `receiptflow export`: parses options, wires trust anchors, the sink and the pipeline, and maps the outcome
-/// to an exit status (0 done, 1 could not complete, 2 usage, 130 interrupted).
+/// to an exit status (0 done, 1 could not complete, 2 usage, 128 + the signal when interrupted: 130 for SIGINT,
+/// 143 for SIGTERM, 129 for SIGHUP).
 func runExport(_ argv: [String]) -> Int32 {
     if argv.contains("-h") || argv.contains("--help") {
         print(exportUsage)
@@ -92,17 +99,26 @@ func runExport(_ argv: [String]) -> Int32 {
     metadata.inputs = config.inputs
     metadata.trustAnchorSHA256 = cache?.anchors.anchors.map(\.sha256) ?? []
     config.renderNDJSON = setup.format == .ndjson
-    if setup.inParts { return runInParts(setup, config, cache: cache, metadata: metadata) }
+    var folder: OutputFolderClaim? = nil
+    if setup.out != "-" {
+        switch OutputFolderClaim.take(setup) {
+        case .success(let claim): folder = claim
+        case .failure(let refusal): return refusal.status
+        }
+    }
+    if setup.inParts { return runInParts(setup, config, cache: cache, metadata: metadata, lock: folder?.lock) }
 
     let sink: BatchSink
+    let unit = folder.map { CommitUnit(directory: $0.directory) }
     do throws(SinkError) {
         if setup.out == "-" {
             sink = try makeStreamSink(format: setup.format)
         } else {
-            sink = try makeSink(format: setup.format, directory: setup.out, metadata: metadata)
+            sink = try makeSink(format: setup.format, directory: setup.out, metadata: metadata, unit: unit)
         }
     } catch {
         printError("receiptflow export: \(error.message)")
+        folder?.abandon()
         return 1
     }
 
@@ -110,46 +126,93 @@ func runExport(_ argv: [String]) -> Int32 {
     let written = HistoryOutcome()
     var finish: (() throws(HistoryError) -> Void)? = nil
     if let history {
-        finish = { () throws(HistoryError) -> Void in written.summary = try finishHistory(history, setup, metadata) }
+        finish = { () throws(HistoryError) -> Void in
+            written.summary = try finishHistory(history, setup, metadata, unit: unit)
+        }
     }
     let pipeline = ExportPipeline(
         config: config, sink: sink, cache: cache, history: history, finishHistory: finish)
     let outcome = runInterruptibly(pipeline, showProgress: setup.showProgress)
     history?.removeSpill()
-    if case .completed = outcome {
-    } else if written.summary != nil {
-        history?.removeTables(format: setup.format)
-    }
+    var status: Int32
     switch outcome {
     case .completed(let result):
-        guard setup.out != "-" else { return 0 }
-        return writeRunSummary(result, setup, config, history: written.summary)
+        guard let unit, let folder else { return 0 }
+        status = commitRun(result, setup, config, unit: unit, replacing: folder.earlierRun, history: written.summary)
     case .failed(let message, _):
         printError("receiptflow export: \(message)")
-        printError("receiptflow export: the run did not complete; no output files were kept.")
-        return 1
+        status = 1
     case .cancelled(let result):
         printError(
             "receiptflow export: interrupted after \(result.counts.records) records; partial output was removed. "
                 + "Run the command again to export everything.")
-        return 130
+        status = interruptedStatus()
     }
+    if status != 0 {
+        unit?.discard()
+        folder?.abandon()
+        if case .failed = outcome {
+            printError("receiptflow export: the run did not complete; \(setup.out) was left as it was before it.")
+        }
+    }
+    return status
 }
 
-/// Runs `pipeline` on the calling thread with SIGINT cancelling it (no partial file is left under a final name)
-/// and the progress line when asked for.
+/// Stages `summary.json` beside the staged tables and commits the unit, removing the earlier run's files that
+/// this run does not replace (`--overwrite`); the exit status.
+private func commitRun(
+    _ result: RunResult, _ setup: ExportSetup, _ config: PipelineConfig, unit: CommitUnit, replacing earlier: [String],
+    history: HistorySummary?
+) -> Int32 {
+    var summary = RunSummary(
+        result: result, inputs: config.inputs, format: setup.format.rawValue, verify: config.verify,
+        threads: config.threads)
+    summary.history = history
+    do {
+        try unit.stage(name: CommitUnit.marker, bytes: try summary.encoded())
+        try unit.commit(removing: earlier)
+    } catch let error as SinkError {
+        printError("receiptflow export: \(error.message)")
+        printError("receiptflow export: the run did not complete; \(setup.out) was left as it was before it.")
+        return 1
+    } catch {
+        printError("receiptflow export: \(error)")
+        return 1
+    }
+    if !setup.quiet { printError("receiptflow export: \(closingLine(result.counts, out: setup.out))") }
+    return 0
+}
+
+/// The signal that stopped the run (SIGINT, SIGTERM or SIGHUP), 0 while none came.
+private let caughtSignal = Atomic<Int32>(0)
+
+/// The exit status of an interrupted run: 128 + the signal, as shells report a process killed by it.
+func interruptedStatus() -> Int32 {
+    let s = caughtSignal.load(ordering: .sequentiallyConsistent)
+    return 128 + (s == 0 ? SIGINT : s)
+}
+
+/// Runs `pipeline` on the calling thread with SIGINT, SIGTERM (what `kill`, systemd and Kubernetes send) and
+/// SIGHUP cancelling it (no partial file is left under a final name, temporary files are removed) and the
+/// progress line when asked for.
 /// `already` is what earlier attempts of a resumed run did, so that the line describes the whole run.
 func runInterruptibly(_ pipeline: ExportPipeline, showProgress: Bool, already: ProgressLine.Base = .init())
     -> RunOutcome
 {
-    signal(SIGINT, SIG_IGN)
-    let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-    interrupt.setEventHandler { pipeline.cancel() }
-    interrupt.resume()
+    let sources = [SIGINT, SIGTERM, SIGHUP].map { sig in
+        signal(sig, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+        source.setEventHandler {
+            _ = caughtSignal.compareExchange(expected: 0, desired: sig, ordering: .sequentiallyConsistent)
+            pipeline.cancel()
+        }
+        source.resume()
+        return source
+    }
     let progress = showProgress ? ProgressLine(already: already) { pipeline.progress } : nil
     let outcome = pipeline.run()
     progress?.stop()
-    interrupt.cancel()
+    for source in sources { source.cancel() }
     return outcome
 }
 
@@ -172,11 +235,16 @@ struct ExportSetup {
     var asOf: Int64? = nil
     /// Output as folders of parts with a manifest (`--part-records` or `--resume`).
     var inParts: Bool { partRecords != nil || resume }
+    /// `--overwrite`: replace the run already in `out`.
+    var overwrite = false
 
     init(_ argv: [String]) throws(UsageError) {
         let args = try Arguments(
             argv,
-            flags: ["--no-verify", "--progress", "--quiet", "--resume", "--require-device-match", "--no-history"],
+            flags: [
+                "--no-verify", "--progress", "--quiet", "--resume", "--require-device-match", "--no-history",
+                "--overwrite",
+            ],
             valued: [
                 "--out", "--format", "--trust-anchor", "--field", "--id-field", "--environment", "--bundle-id",
                 "--threads", "--max-record-size", "--part-records", "--app-version", "--device-id-field", "--as-of",
@@ -259,6 +327,13 @@ struct ExportSetup {
             }
             asOf = ms
         }
+        overwrite = args.has("--overwrite")
+        if overwrite && out == "-" {
+            throw UsageError(message: "--overwrite replaces the run in an output directory; --out - has none")
+        }
+        if overwrite && resume {
+            throw UsageError(message: "--overwrite starts over and --resume continues; give one")
+        }
         if inParts && out == "-" {
             throw UsageError(message: "--part-records and --resume write folders of parts; give a directory to --out")
         }
@@ -295,11 +370,12 @@ final class HistoryOutcome: @unchecked Sendable {
     var summary: HistorySummary? = nil
 }
 
-/// Writes the history tables of `collector` into the output directory (the end of the history stage).
-func finishHistory(_ collector: HistoryCollector, _ setup: ExportSetup, _ metadata: RunMetadata)
-    throws(HistoryError) -> HistorySummary
-{
-    let r = try collector.finish(asOf: setup.asOf, format: setup.format, metadata: metadata)
+/// Writes the history tables of `collector` into the output directory (the end of the history stage): staged in
+/// `unit` when the run commits as one, renamed into place otherwise.
+func finishHistory(
+    _ collector: HistoryCollector, _ setup: ExportSetup, _ metadata: RunMetadata, unit: CommitUnit? = nil
+) throws(HistoryError) -> HistorySummary {
+    let r = try collector.finish(asOf: setup.asOf, format: setup.format, metadata: metadata, unit: unit)
     return HistorySummary(
         asOf: r.asOf, purchases: r.purchases, subscriptions: r.subscriptions, spilledBytes: r.spilledBytes)
 }

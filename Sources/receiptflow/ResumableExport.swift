@@ -1,3 +1,4 @@
+import CommandArguments
 import Foundation
 import ReceiptHistory
 import ReceiptIO
@@ -9,10 +10,11 @@ import ReceiptVerify
 /// `export --part-records N` / `--resume`: the tables as folders of parts with `manifest.json`, started afresh
 /// or continued from the manifest after a crash, kill or SIGINT. Exit statuses as for `export`: 0 done, 1 could
 /// not complete (committed parts kept), 2 usage (including a command that does not match the run in DIR),
-/// 130 interrupted.
-func runInParts(_ setup: ExportSetup, _ baseConfig: PipelineConfig, cache: ChainCache?, metadata: RunMetadata)
-    -> Int32
-{
+/// 128 + the signal when interrupted. `lock` is the folder's lock when the caller holds it.
+func runInParts(
+    _ setup: ExportSetup, _ baseConfig: PipelineConfig, cache: ChainCache?, metadata: RunMetadata,
+    lock: OutputLock? = nil
+) -> Int32 {
     var config = baseConfig
     let out = setup.out
     func say(_ s: String) { printError("receiptflow export: \(s)") }
@@ -73,13 +75,29 @@ func runInParts(_ setup: ExportSetup, _ baseConfig: PipelineConfig, cache: Chain
             return writeSummary(setup, config, recorded)
         }
         manifest = recorded
-    case (false, let recorded?) where !recorded.complete:
+    case (false, let recorded?) where !recorded.complete && !setup.overwrite:
         say(
             "\(out) holds an unfinished resumable run (\(recorded.records) receipts in \(recorded.parts.count) parts): "
                 + "add --resume to continue it, or remove \(out) to start over")
         return 2
+    case (false, let recorded?) where !setup.overwrite:
+        say(
+            "\(out) holds a complete run (\(recorded.records) receipts in \(recorded.parts.count) parts): add "
+                + "--overwrite to replace it, or give an empty or new --out")
+        return 2
     case (false, _):
         manifest = PartManifest(identity: identity, partRecords: setup.partRecords!)
+    }
+    if setup.overwrite {
+        // A run in parts commits part by part, so the earlier run's files go before it starts.
+        for path in OutputFolder.earlierRun(in: out) {
+            do throws(SinkError) {
+                try OutputFolder.remove(path, in: out)
+            } catch {
+                say(error.message)
+                return 1
+            }
+        }
     }
     if let pipe = identity.inputs.first(where: { !$0.canResume }) {
         let name = pipe.path == "-" ? "standard input" : "'\(pipe.path)' (not a regular file)"
@@ -91,7 +109,8 @@ func runInParts(_ setup: ExportSetup, _ baseConfig: PipelineConfig, cache: Chain
     config.resumeAfter = manifest.parts.isEmpty ? nil : manifest.resume.position
     let output: ResumableOutput
     do throws(SinkError) {
-        output = try ResumableOutput(directory: out, manifest: manifest, metadata: metadata, cache: cache)
+        output = try ResumableOutput(
+            directory: out, manifest: manifest, metadata: metadata, cache: cache, lock: lock)
     } catch {
         say(error.message)
         return 1
@@ -151,7 +170,7 @@ func runInParts(_ setup: ExportSetup, _ baseConfig: PipelineConfig, cache: Chain
         say(
             "interrupted; \(m.records) receipts are committed in \(m.parts.count) parts, the part in progress was "
                 + "removed. Run the same command with --resume to continue.")
-        return 130
+        return interruptedStatus()
     }
 }
 

@@ -64,6 +64,19 @@ private func decode(_ s: String) -> Result<[UInt8], ReceiptError> {
         #expect(try decode("QUJD").get() == [0x41, 0x42, 0x43])
     }
 
+    @Test func acceptsTheURLSafeAlphabetOnBothPaths() throws {
+        // 0xFB 0xFF 0xBF is "+/+/" in the standard alphabet and "-_-_" in the URL-safe one.
+        #expect(try decode("-_-_").get() == [0xFB, 0xFF, 0xBF])
+        #expect(try decode("-_-_").get() == (try decode("+/+/").get()))
+        // Long enough for the AVX2 blocks: a block holding `-` or `_` falls back to the scalar path.
+        let data = (0..<3000).map { UInt8(truncatingIfNeeded: $0 &* 37) }
+        let standard = Data(data).base64EncodedString()
+        let urlSafe = standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        #expect(urlSafe != standard)
+        #expect(try decode(urlSafe).get() == data)
+        #expect(try decode(String(urlSafe.prefix(while: { $0 != "=" }))).get() == data)
+    }
+
     @Test func ignoresWhitespaceAnywhereIncludingLineWrapping() throws {
         let data = (0..<300).map { UInt8($0 & 0xFF) }
         let wrapped = Data(data).base64EncodedString(options: [
@@ -76,7 +89,7 @@ private func decode(_ s: String) -> Result<[UInt8], ReceiptError> {
     }
 
     @Test(arguments: [
-        "Q", "QUJDR", "Q===", "QQ=", "QUI==", "=QQ", "QQ==QQ", "QUJD=", "QU-D", "QU_D", "QU%D", "QUJ\u{e9}",
+        "Q", "QUJDR", "Q===", "QQ=", "QUI==", "=QQ", "QQ==QQ", "QUJD=", "QU.D", "QU%D", "QUJ\u{e9}",
     ])
     func rejectsMalformedText(text: String) {
         guard case .failure(let e) = decode(text) else {

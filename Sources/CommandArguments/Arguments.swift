@@ -1,19 +1,22 @@
 import Foundation
 
-/// A usage error: the harness prints it and exits with status 2.
-struct UsageError: Error {
-    var message: String
+/// A usage error: the one-line reason is printed with where to find the command's options, and the process
+/// exits with status 2.
+public struct UsageError: Error {
+    public var message: String
+
+    public init(message: String) { self.message = message }
 }
 
-/// A small argument scanner: `--name value`, `--name=value`, flags, and positionals.
-struct Arguments {
-    private(set) var positionals: [String] = []
+/// A small argument scanner for the command-line tools: `--name value`, `--name=value`, flags, and positionals.
+public struct Arguments {
+    public private(set) var positionals: [String] = []
     private var options: [(String, String?)] = []
 
     /// - Parameters:
     ///   - flags: options that take no value.
     ///   - valued: options that take a value.
-    init(_ args: [String], flags: Set<String>, valued: Set<String>) throws(UsageError) {
+    public init(_ args: [String], flags: Set<String>, valued: Set<String>) throws(UsageError) {
         var i = 0
         while i < args.count {
             let a = args[i]
@@ -47,11 +50,11 @@ struct Arguments {
         }
     }
 
-    func has(_ name: String) -> Bool { options.contains { $0.0 == name } }
-    func value(_ name: String) -> String? { options.last { $0.0 == name }?.1 }
-    func values(_ name: String) -> [String] { options.filter { $0.0 == name }.compactMap { $0.1 } }
+    public func has(_ name: String) -> Bool { options.contains { $0.0 == name } }
+    public func value(_ name: String) -> String? { options.last { $0.0 == name }?.1 }
+    public func values(_ name: String) -> [String] { options.filter { $0.0 == name }.compactMap { $0.1 } }
 
-    func int(_ name: String) throws(UsageError) -> Int? {
+    public func int(_ name: String) throws(UsageError) -> Int? {
         guard let v = value(name) else { return nil }
         guard let n = Int(v) else { throw UsageError(message: "\(name) takes a whole number, got '\(v)'") }
         return n
@@ -59,6 +62,6 @@ struct Arguments {
 }
 
 /// Writes one line to standard error.
-func printError(_ s: String) {
+public func printError(_ s: String) {
     FileHandle.standardError.write(Data((s + "\n").utf8))
 }

@@ -1,0 +1,2 @@
+// zlib's inflate, for gzip-compressed input (ReceiptIO's GzipByteSource).
+#include <zlib.h>
