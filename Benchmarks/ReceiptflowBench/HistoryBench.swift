@@ -5,17 +5,23 @@ import ReceiptSink
 import ReceiptVerify
 
 let historyUsage = """
-    usage: receiptflow-bench history [--count N] [--seed S] [--corpus FILE] [--out DIR] [--threads N]
-                                     [--repeat R] [--copies N] [--json FILE] [--check FILE]
+    usage: receiptflow-bench history [--count N] [--seed S] [--corpus FILE --corpus-nx FILE] [--out DIR]
+                                     [--threads N] [--repeat R] [--copies N] [--json FILE] [--check FILE]
 
     End to end (zstd NDJSON in, Parquet out, verification on) with the purchase history on and off, in
-    alternating pairs, over the corpus read once and --copies times (default 10); then once more with a
-    4 MiB history budget, so that every occurrence goes through the spill (one partitioning level, as a large
-    run at the default budget). Reports the CPU-time ratio on/off,
-    peak RSS at both sizes and spill bytes per receipt. --check reads the "history" section of a thresholds file.
-    The corpus that shows the history's real work is a customer-history one, where receipts repeat their
-    account's purchases: make it with `receiptflow generate --customers N --out DIR/customers.ndjson.zst
-    --ca-dir DIR/test-ca` (DIR as --out) and pass it with --corpus.
+    alternating pairs, over the corpus; then once with history on over a corpus about N times larger of
+    distinct data (so that distinct purchases grow N times: reading one file N times would only repeat
+    them), at the default budget; then once more over each corpus with a 4 MiB history budget, so that
+    every occurrence goes through the spill (one partitioning level, as a large run at the default budget).
+    Reports the CPU-time ratio on/off, peak RSS at both sizes and spill bytes per receipt. Below the budget
+    memory grows with the distinct purchases; beyond it, it stays flat: rss_nx_over_1x_all_spilled compares
+    the two sizes both past the budget. --check reads the "history" section of a thresholds file.
+
+    Without --corpus, the plain generator makes both corpora: --count receipts, and --count x --copies
+    (default 10) receipts of another seed. The corpus that shows the history's real work is a customer-history
+    one, where receipts repeat their account's purchases: make two with `receiptflow generate --customers N
+    --ca-dir DIR/test-ca` (DIR as --out), one with N customers and one with 10 N customers of another seed,
+    and pass them with --corpus and --corpus-nx.
     """
 
 /// One end-to-end run with or without history.
@@ -77,6 +83,7 @@ func runHistoryBenchmark(_ args: [String]) -> Int32 {
         var count = 50_000
         var seed: UInt64 = 2
         var corpusPath: String? = nil
+        var corpusNxPath: String? = nil
         var out = "bench-out"
         var threads = ProcessInfo.processInfo.activeProcessorCount
         var repeats = 2
@@ -94,6 +101,7 @@ func runHistoryBenchmark(_ args: [String]) -> Int32 {
             case "--count": count = try RunOptions.number(try value(), "--count")
             case "--seed": seed = UInt64(try RunOptions.number(try value(), "--seed"))
             case "--corpus": corpusPath = try value()
+            case "--corpus-nx": corpusNxPath = try value()
             case "--out": out = try value()
             case "--threads": threads = try RunOptions.number(try value(), "--threads")
             case "--repeat": repeats = try RunOptions.number(try value(), "--repeat")
@@ -107,7 +115,12 @@ func runHistoryBenchmark(_ args: [String]) -> Int32 {
             }
             i += 1
         }
+        guard (corpusPath == nil) == (corpusNxPath == nil) else {
+            throw BenchError("--corpus and --corpus-nx go together\n\n\(historyUsage)")
+        }
         let corpus = try Corpus.prepare(directory: out, count: count, seed: seed, badFraction: 0.05, path: corpusPath)
+        let corpusNx = try Corpus.prepare(
+            directory: out, count: count * copies, seed: seed + 1, badFraction: 0.05, path: corpusNxPath)
         let dir = out + "/history-parquet"
         var ratios: [Double] = []
         var on1: [HistoryRun] = []
@@ -119,17 +132,24 @@ func runHistoryBenchmark(_ args: [String]) -> Int32 {
             on1.append(on)
             ratios.append(on.cpuSeconds / off.cpuSeconds)
         }
-        let onN = try runHistoryEndToEnd(corpus, threads: threads, outDir: dir, copies: copies, history: true)
+        // Peak RSS is the process's: the runs go from the smallest footprint to the largest, so that memory the
+        // allocator kept from one run does not count in the next.
         let spilled = try runHistoryEndToEnd(
             corpus, threads: threads, outDir: dir, copies: 1, history: true, budget: 4 << 20)
+        let offN = try runHistoryEndToEnd(corpusNx, threads: threads, outDir: dir, copies: 1, history: false)
+        let spilledN = try runHistoryEndToEnd(
+            corpusNx, threads: threads, outDir: dir, copies: 1, history: true, budget: 4 << 20)
+        let onN = try runHistoryEndToEnd(corpusNx, threads: threads, outDir: dir, copies: 1, history: true)
         try? FileManager.default.removeItem(atPath: dir)
 
         let ratio = ratios.sorted()[ratios.count / 2]
         let rss1 = on1.map(\.peakRSSMB).max() ?? 0
         let records1 = Double(on1[0].records)
         let report: [String: Any] = [
-            "threads": threads, "records_1x": on1[0].records, "records_nx": onN.records, "copies": copies,
-            "purchases_1x": on1[0].purchases,
+            "threads": threads, "records_1x": on1[0].records, "records_nx": onN.records,
+            "purchases_1x": on1[0].purchases, "purchases_nx": onN.purchases,
+            "records_nx_over_1x": Double(onN.records) / records1,
+            "purchases_nx_over_1x": Double(onN.purchases) / Double(max(on1[0].purchases, 1)),
             "on_over_off_cpu": ratio,
             "on_over_off_cpu_runs": ratios,
             "cpu_seconds_off_1x": off1.map(\.cpuSeconds).min() ?? 0,
@@ -145,6 +165,12 @@ func runHistoryBenchmark(_ args: [String]) -> Int32 {
             "spill_bytes_per_receipt_1x": Double(on1[0].spilledBytes) / records1,
             "spill_bytes_per_receipt_nx": Double(onN.spilledBytes) / Double(onN.records),
             "spill_bytes_per_receipt_all_spilled": Double(spilled.spilledBytes) / Double(spilled.records),
+            "spill_bytes_per_receipt_nx_all_spilled": Double(spilledN.spilledBytes) / Double(spilledN.records),
+            "peak_rss_mb_1x_all_spilled": spilled.peakRSSMB,
+            "peak_rss_mb_nx_all_spilled": spilledN.peakRSSMB,
+            "peak_rss_mb_off_nx": offN.peakRSSMB,
+            "on_over_off_cpu_nx": onN.cpuSeconds / offN.cpuSeconds,
+            "rss_nx_over_1x_all_spilled": spilledN.peakRSSMB / max(spilled.peakRSSMB, 1),
         ]
         for k in report.keys.sorted() { print("history: \(k) = \(report[k]!)") }
         if let json {

@@ -35,6 +35,8 @@ public final class HistoryCollector {
     private let resumable: Bool
     private var extractor = OccurrenceExtractor()
     private var horizon: Int64? { extractor.horizon }
+    /// Purchases merged in memory, spilled to `purchases` when they exceed the budget.
+    private var table = PurchaseTable()
     private let purchases: SpillStore<PurchaseRecord>
 
     /// - Parameters:
@@ -61,8 +63,10 @@ public final class HistoryCollector {
 
     /// Adds the occurrences of one written batch; `input` is the command-line index of the batch's input.
     public func add(_ batch: ColumnBatch, input: Int) throws(HistoryError) {
-        let store = purchases
-        try extractor.extract(batch, input: input) { r throws(HistoryError) in try store.add(r) }
+        try extractor.extract(batch, input: input) { columns, o throws(HistoryError) in
+            table.add(columns, o)
+            if table.bytes > purchases.budget { try purchases.spill(table.drain()) }
+        }
     }
 
     // MARK: - Resumable runs
@@ -79,6 +83,7 @@ public final class HistoryCollector {
         let relative = Self.partFolder(index)
         let final = Self.join(directory, relative)
         try makeDirectory(spillRoot)
+        try purchases.spill(table.drain())
         try writeHorizon(into: purchasesSegmentPath)
         try purchases.seal(as: final, next: purchasesSegmentPath)
         return relative
@@ -155,7 +160,7 @@ public final class HistoryCollector {
         do throws(HistoryError) {
             let inputs = self.inputs
             let stateTime = a ?? Int64.min
-            try purchases.reduce { p throws(HistoryError) in
+            try purchases.reduce(pending: table.drain()) { p throws(HistoryError) in
                 try purchaseRows.append(p, inputs: inputs)
                 if p.expiresDate != nil { try subscriptions.add(SubscriptionRecord(period: p, asOf: stateTime)) }
             }

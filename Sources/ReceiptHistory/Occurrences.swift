@@ -1,8 +1,138 @@
+import Foundation
 import ReceiptModel
 
-/// Turns the rows of one written batch into occurrences: one per in-app entry (transactions row) of a
-/// contributing receipt, i.e. a receipts row with status 0 whose receipt_type is not `Xcode` (StoreKit testing
-/// receipts, whose transaction ids are all "0", never reached the App Store).
+/// One occurrence: a transactions row of a contributing receipt, with where it stands in the recency order.
+struct Occurrence {
+    /// The row in the batch's transactions table.
+    var row: Int
+    var recency: Recency
+    var environment: UInt8
+    /// The receipt's creation date.
+    var created: Int64?
+}
+
+/// The transactions columns of one batch that occurrences read; an occurrence becomes a record (or merges into
+/// one) straight from them, without an intermediate value.
+struct OccurrenceColumns {
+    let bundle: StringColumn
+    let product: StringColumn
+    let txid: StringColumn
+    let otid: StringColumn
+    let promo: StringColumn
+    let purchase: PrimitiveColumn<Int64>
+    let originalPurchase: PrimitiveColumn<Int64>
+    let expires: PrimitiveColumn<Int64>
+    let cancellation: PrimitiveColumn<Int64>
+    let webOrder: PrimitiveColumn<Int64>
+    let quantity: PrimitiveColumn<Int32>
+    let productType: PrimitiveColumn<Int32>
+    let reason: PrimitiveColumn<Int32>
+    let trial: PrimitiveColumn<Bool>
+    let intro: PrimitiveColumn<Bool>
+
+    init(_ t: ColumnTable) {
+        typealias TC = TransactionsColumns
+        let strings = t.strings
+        bundle = strings[TC.bundleID]
+        product = strings[TC.productID]
+        txid = strings[TC.transactionID]
+        otid = strings[TC.originalTransactionID]
+        promo = strings[TC.promotionalOfferID]
+        let int64s = t.int64s
+        purchase = int64s[TC.purchaseDate]
+        originalPurchase = int64s[TC.originalPurchaseDate]
+        expires = int64s[TC.expiresDate]
+        cancellation = int64s[TC.cancellationDate]
+        webOrder = int64s[TC.webOrderLineItemID]
+        quantity = t.int32s[TC.quantity]
+        productType = t.int32s[TC.productType]
+        reason = t.int32s[TC.cancellationReason]
+        trial = t.bools[TC.isTrialPeriod]
+        intro = t.bools[TC.isInIntroOfferPeriod]
+    }
+
+    /// The bytes of row `r` of `c` (empty when null). The view lives as long as the batch.
+    @inline(__always)
+    static func view(_ c: StringColumn, _ r: Int) -> UnsafeRawBufferPointer {
+        guard c.valid[r] else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        // offsets has count + 1 entries and offsets[r] <= offsets[r + 1] <= bytes.count.
+        return UnsafeRawBufferPointer(rebasing: c.bytes[c.offsets[r]..<c.offsets[r + 1]])
+    }
+
+    /// The record of a single occurrence.
+    func record(_ o: Occurrence) -> PurchaseRecord {
+        let i = o.row
+        let cancelDate = cancellation[i]
+        return PurchaseRecord(
+            key: PurchaseKey(
+                environment: o.environment, bundleID: Array(Self.view(bundle, i)),
+                transactionID: Array(Self.view(txid, i))),
+            newest: o.recency, originalTransactionID: otid.valid[i] ? Array(Self.view(otid, i)) : nil,
+            productID: Array(Self.view(product, i)),
+            quantity: quantity[i], purchaseDate: purchase[i], originalPurchaseDate: originalPurchase[i],
+            expiresDate: expires[i], webOrderLineItemID: webOrder[i], isTrialPeriod: trial[i],
+            isInIntroOfferPeriod: intro[i], promotionalOfferID: promo.valid[i] ? Array(Self.view(promo, i)) : nil,
+            productType: productType[i], cancelledAt: cancelDate == nil ? nil : o.recency,
+            cancellationDate: cancelDate, cancellationReason: cancelDate == nil ? nil : reason[i],
+            firstSeen: o.created, lastSeen: o.created, occurrences: 1)
+    }
+
+    /// Merges occurrence `o` into `p` (a record of the same key) exactly as `p.merge(record(o))` would, copying
+    /// byte strings only when they differ from the ones `p` holds. `sameOriginal` says whether the row's
+    /// original_transaction_id equals `p`'s (the caller knows without reading `p`'s array). Returns whether
+    /// `o` became the newest occurrence.
+    @discardableResult
+    func merge(_ o: Occurrence, into p: inout PurchaseRecord, sameOriginal: Bool) -> Bool {
+        let i = o.row
+        p.occurrences += 1
+        if let c = o.created {
+            p.firstSeen = min(p.firstSeen ?? c, c)
+            p.lastSeen = max(p.lastSeen ?? c, c)
+        }
+        if let d = cancellation[i], p.cancelledAt.map({ $0 < o.recency }) ?? true {
+            p.cancelledAt = o.recency
+            p.cancellationDate = d
+            p.cancellationReason = reason[i]
+        }
+        guard p.newest < o.recency else { return false }
+        p.newest = o.recency
+        if !sameOriginal { p.originalTransactionID = otid.valid[i] ? Array(Self.view(otid, i)) : nil }
+        if !Self.equal(p.productID, Self.view(product, i)) { p.productID = Array(Self.view(product, i)) }
+        p.quantity = quantity[i]
+        p.purchaseDate = purchase[i]
+        p.originalPurchaseDate = originalPurchase[i]
+        p.expiresDate = expires[i]
+        p.webOrderLineItemID = webOrder[i]
+        p.isTrialPeriod = trial[i]
+        p.isInIntroOfferPeriod = intro[i]
+        Self.assign(&p.promotionalOfferID, promo, i)
+        p.productType = productType[i]
+        return true
+    }
+
+    /// Sets a nullable byte string to row `i` of `c`, keeping the held array when the bytes are the same.
+    @inline(__always)
+    static func assign(_ v: inout [UInt8]?, _ c: StringColumn, _ i: Int) {
+        guard c.valid[i] else {
+            v = nil
+            return
+        }
+        let b = view(c, i)
+        if let held = v, equal(held, b) { return }
+        v = Array(b)
+    }
+
+    @inline(__always)
+    static func equal(_ a: [UInt8], _ b: UnsafeRawBufferPointer) -> Bool {
+        a.withUnsafeBytes { x in
+            x.count == b.count && (x.count == 0 || memcmp(x.baseAddress!, b.baseAddress!, x.count) == 0)
+        }
+    }
+}
+
+/// Finds the occurrences of one written batch: one per in-app entry (transactions row) of a contributing
+/// receipt, i.e. a receipts row with status 0 whose receipt_type is not `Xcode` (StoreKit testing receipts,
+/// whose transaction ids are all "0", never reached the App Store).
 ///
 /// Both tables of a batch are in input order and a transactions row carries its receipt's line, so the rows are
 /// matched by walking both once; entries of one receipt keep their order in the receipt.
@@ -10,9 +140,9 @@ struct OccurrenceExtractor {
     /// Greatest receipt_creation_date of the contributing receipts seen (the data horizon).
     var horizon: Int64?
 
-    mutating func extract(_ batch: ColumnBatch, input: Int, _ body: (PurchaseRecord) throws(HistoryError) -> Void)
-        throws(HistoryError)
-    {
+    mutating func extract(
+        _ batch: ColumnBatch, input: Int, _ body: (OccurrenceColumns, Occurrence) throws(HistoryError) -> Void
+    ) throws(HistoryError) {
         typealias RC = ReceiptsColumns
         typealias TC = TransactionsColumns
         let receipts = batch.receipts
@@ -30,28 +160,8 @@ struct OccurrenceExtractor {
         let t = batch.transactions
         let tLine = t.int64s[TC.line]
         let tJWS = t.int32s[TC.jwsIndex]
-        let strings = t.strings
-        let bundle = strings[TC.bundleID]
-        let type = strings[TC.receiptType]
-        let product = strings[TC.productID]
-        let txid = strings[TC.transactionID]
-        let otid = strings[TC.originalTransactionID]
-        let promo = strings[TC.promotionalOfferID]
-        let int64s = t.int64s
-        let purchase = int64s[TC.purchaseDate]
-        let originalPurchase = int64s[TC.originalPurchaseDate]
-        let expires = int64s[TC.expiresDate]
-        let cancellation = int64s[TC.cancellationDate]
-        let webOrder = int64s[TC.webOrderLineItemID]
-        let quantity = t.int32s[TC.quantity]
-        let productType = t.int32s[TC.productType]
-        let reason = t.int32s[TC.cancellationReason]
-        let trial = t.bools[TC.isTrialPeriod]
-        let intro = t.bools[TC.isInIntroOfferPeriod]
-
-        // Bundle and product ids repeat from row to row: the previous row's array is reused when the bytes match.
-        var lastBundle: [UInt8] = []
-        var lastProduct: [UInt8] = []
+        let type = t.strings[TC.receiptType]
+        let columns = OccurrenceColumns(t)
         var j = 0
         var entry: Int64 = 0
         var lastLine: Int64 = -1
@@ -74,38 +184,10 @@ struct OccurrenceExtractor {
             let created = rCreated[j]
             let recency = Recency(created: created ?? Int64.min, input: Int64(input), line: line, entry: entry)
             let environment: HistoryEnvironment = Self.endsInSandbox(type, i) ? .sandbox : .production
-            let cancelDate = cancellation[i]
-            let record = PurchaseRecord(
-                key: PurchaseKey(
-                    environment: environment.rawValue, bundleID: Self.reuse(bundle, i, &lastBundle),
-                    transactionID: Self.bytes(txid, i) ?? []),
-                newest: recency, originalTransactionID: Self.bytes(otid, i),
-                productID: Self.reuse(product, i, &lastProduct),
-                quantity: quantity[i], purchaseDate: purchase[i], originalPurchaseDate: originalPurchase[i],
-                expiresDate: expires[i], webOrderLineItemID: webOrder[i], isTrialPeriod: trial[i],
-                isInIntroOfferPeriod: intro[i], promotionalOfferID: Self.bytes(promo, i), productType: productType[i],
-                cancelledAt: cancelDate == nil ? nil : recency, cancellationDate: cancelDate,
-                cancellationReason: cancelDate == nil ? nil : reason[i], firstSeen: created, lastSeen: created,
-                occurrences: 1)
-            try body(record)
+            try body(
+                columns, Occurrence(row: i, recency: recency, environment: environment.rawValue, created: created))
         }
-    }
-
-    @inline(__always)
-    static func bytes(_ c: StringColumn, _ r: Int) -> [UInt8]? {
-        guard c.valid[r] else { return nil }
-        // offsets has count + 1 entries and offsets[r] <= offsets[r + 1] <= bytes.count.
-        return Array(UnsafeRawBufferPointer(rebasing: c.bytes[c.offsets[r]..<c.offsets[r + 1]]))
-    }
-
-    /// The bytes of row `r` (empty when null), sharing `last`'s storage when equal to it.
-    @inline(__always)
-    static func reuse(_ c: StringColumn, _ r: Int, _ last: inout [UInt8]) -> [UInt8] {
-        guard c.valid[r] else { return [] }
-        // In range as in `bytes`.
-        let v = UnsafeRawBufferPointer(rebasing: c.bytes[c.offsets[r]..<c.offsets[r + 1]])
-        if !last.elementsEqual(v) { last = Array(v) }
-        return last
+        withExtendedLifetime(t) {}
     }
 
     static func isXcode(_ c: StringColumn, _ r: Int) -> Bool {
@@ -116,7 +198,7 @@ struct OccurrenceExtractor {
     static func endsInSandbox(_ c: StringColumn, _ r: Int) -> Bool {
         guard c.valid[r] else { return false }
         return c.withBytes(r) { b in
-            let s = Array("Sandbox".utf8)
+            let s = "Sandbox".utf8
             return b.count >= s.count && b[(b.count - s.count)...].elementsEqual(s)
         }
     }

@@ -30,8 +30,6 @@ final class SpillStore<R: SpillRecord> {
         appenders = Array(repeating: nil, count: Self.partitionCount)
     }
 
-    var isEmptyInMemory: Bool { memory.isEmpty }
-
     func add(_ record: R) throws(HistoryError) {
         let k = record.storeKey
         if memory[k]?.merge(record) == nil {
@@ -44,9 +42,17 @@ final class SpillStore<R: SpillRecord> {
     /// Writes the records in memory to the current segment's partitions.
     func spill() throws(HistoryError) {
         guard !memory.isEmpty else { return }
+        try spill(memory.values)
+        memory = [:]
+        memoryBytes = 0
+    }
+
+    /// Writes `records` (merged by key elsewhere, each key once) to the current segment's partitions.
+    func spill(_ records: some Collection<R>) throws(HistoryError) {
+        guard !records.isEmpty else { return }
         try makeDirectory(segment)
         var writers = [SpillWriter](repeating: SpillWriter(), count: Self.partitionCount)
-        for r in memory.values {
+        for r in records {
             let p = r.partition(Self.partitionCount, seed: 0)
             appendFramed(r, into: &writers[p])
             if writers[p].bytes.count >= 64 << 10 {
@@ -60,8 +66,6 @@ final class SpillStore<R: SpillRecord> {
             spilledBytes += Int64(writers[p].bytes.count)
         }
         for a in appenders { try a?.flush() }
-        memory = [:]
-        memoryBytes = 0
     }
 
     private func appender(_ p: Int) throws(HistoryError) -> SpillAppender {
@@ -94,11 +98,12 @@ final class SpillStore<R: SpillRecord> {
     /// Counts the folder of a segment sealed by an earlier attempt of the run.
     func adopt(_ folder: String) { segments.append(folder) }
 
-    /// Every record merged by key, in row order, given to `emit` one at a time.
-    func reduce(_ emit: (R) throws(HistoryError) -> Void) throws(HistoryError) {
+    /// Every record merged by key, in row order, given to `emit` one at a time. `pending` are records merged
+    /// by key outside the store, none of whose keys the store holds in memory.
+    func reduce(pending: [R] = [], _ emit: (R) throws(HistoryError) -> Void) throws(HistoryError) {
         let spilled = segments.count > 0 || appenders.contains { $0 != nil }
         if !spilled {
-            var sorted = Array(memory.values)
+            var sorted = memory.isEmpty ? pending : Array(memory.values) + pending
             memory = [:]
             sorted.sort(by: R.precedes)
             memoryBytes = 0
@@ -106,6 +111,7 @@ final class SpillStore<R: SpillRecord> {
             return
         }
         try spill()
+        try spill(pending)
         for a in appenders { try a?.close(sync: false) }
         appenders = Array(repeating: nil, count: Self.partitionCount)
         var folders = segments

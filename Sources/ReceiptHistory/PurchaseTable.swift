@@ -1,0 +1,129 @@
+import Foundation
+
+/// The purchases merged by key in memory, fed straight from batch columns.
+///
+/// Records sit in one array. An open-addressing index of slots maps the 64-bit hash of a key to its record and
+/// to a copy of the key's bytes in one flat buffer, so that a lookup touches the slot and the key bytes and a
+/// hit is confirmed by comparing them. The record's original_transaction_id is copied beside its key, so that
+/// a merge compares it there instead of in the record's own array. An occurrence of a purchase already held merges in place and allocates
+/// nothing (unless its newest facts carry different byte strings); only a new purchase makes a record.
+struct PurchaseTable {
+    private struct Slot {
+        /// The key's hash; meaningful only when `record` is not 0.
+        var hash: UInt64 = 0
+        /// Record index + 1 (0: empty).
+        var record: Int32 = 0
+        /// Length of the key's bundle id; the key is at `keyOffset` in `keys`: environment, bundle id,
+        /// transaction id.
+        var bundleLength: Int32 = 0
+        var keyOffset = 0
+        var keyLength = 0
+        /// The record's original_transaction_id, also in `keys`; length -1 when null.
+        var originalOffset = 0
+        var originalLength = -1
+    }
+
+    private(set) var records: [PurchaseRecord] = []
+    private var keys: [UInt8] = []
+    /// The count is a power of two, at most half used.
+    private var slots: [Slot]
+    /// Estimated bytes of the records held, as `PurchaseRecord.estimatedBytes` counts them.
+    private(set) var bytes = 0
+
+    private static let initialSlots = 1 << 10
+
+    init() { slots = Array(repeating: Slot(), count: Self.initialSlots) }
+
+    var isEmpty: Bool { records.isEmpty }
+
+    /// Adds occurrence `o` of `columns`.
+    mutating func add(_ columns: OccurrenceColumns, _ o: Occurrence) {
+        let bundle = OccurrenceColumns.view(columns.bundle, o.row)
+        let txid = OccurrenceColumns.view(columns.txid, o.row)
+        let h = Self.hash(o.environment, bundle, txid)
+        let mask = slots.count - 1
+        var s = Int(truncatingIfNeeded: h) & mask
+        let keyLength = 1 + bundle.count + txid.count
+        while slots[s].record != 0 {
+            let slot = slots[s]
+            if slot.hash == h && slot.keyLength == keyLength && Int(slot.bundleLength) == bundle.count
+                && keys.withUnsafeBytes({ k in
+                    k[slot.keyOffset] == o.environment
+                        && Self.equal(k, slot.keyOffset + 1, bundle)
+                        && Self.equal(k, slot.keyOffset + 1 + bundle.count, txid)
+                })
+            {
+                let original = OccurrenceColumns.view(columns.otid, o.row)
+                let valid = columns.otid.valid[o.row]
+                let same =
+                    valid
+                    ? slot.originalLength == original.count
+                        && keys.withUnsafeBytes { Self.equal($0, slot.originalOffset, original) }
+                    : slot.originalLength == -1
+                if columns.merge(o, into: &records[Int(slot.record) - 1], sameOriginal: same) && !same {
+                    slots[s].originalOffset = keys.count
+                    slots[s].originalLength = valid ? original.count : -1
+                    keys.append(contentsOf: original)
+                }
+                return
+            }
+            s = (s + 1) & mask
+        }
+        var record = columns.record(o)
+        // Records of one app share its bundle id's storage.
+        if let last = records.last, last.key.bundleID == record.key.bundleID {
+            record.key.bundleID = last.key.bundleID
+        }
+        bytes += record.estimatedBytes
+        records.append(record)
+        slots[s] = Slot(
+            hash: h, record: Int32(records.count), bundleLength: Int32(bundle.count), keyOffset: keys.count,
+            keyLength: keyLength)
+        keys.append(o.environment)
+        keys.append(contentsOf: bundle)
+        keys.append(contentsOf: txid)
+        let original = OccurrenceColumns.view(columns.otid, o.row)
+        slots[s].originalOffset = keys.count
+        slots[s].originalLength = columns.otid.valid[o.row] ? original.count : -1
+        keys.append(contentsOf: original)
+        if records.count * 2 > slots.count { grow() }
+    }
+
+    /// Whether `k[offset..<offset + b.count]` holds the bytes of `b` (the range is in bounds).
+    @inline(__always)
+    private static func equal(_ k: UnsafeRawBufferPointer, _ offset: Int, _ b: UnsafeRawBufferPointer) -> Bool {
+        b.count == 0 || memcmp(k.baseAddress! + offset, b.baseAddress!, b.count) == 0
+    }
+
+    /// Takes every record out, leaving the table empty.
+    mutating func drain() -> [PurchaseRecord] {
+        let all = records
+        records = []
+        keys = []
+        slots = Array(repeating: Slot(), count: Self.initialSlots)
+        bytes = 0
+        return all
+    }
+
+    private mutating func grow() {
+        let old = slots
+        slots = Array(repeating: Slot(), count: old.count * 2)
+        let mask = slots.count - 1
+        for slot in old where slot.record != 0 {
+            var s = Int(truncatingIfNeeded: slot.hash) & mask
+            while slots[s].record != 0 { s = (s + 1) & mask }
+            slots[s] = slot
+        }
+    }
+
+    static func hash(_ environment: UInt8, _ bundle: UnsafeRawBufferPointer, _ txid: UnsafeRawBufferPointer)
+        -> UInt64
+    {
+        var h = Hasher()
+        h.combine(environment)
+        h.combine(bytes: bundle)
+        h.combine(bundle.count)
+        h.combine(bytes: txid)
+        return UInt64(UInt(bitPattern: h.finalize()))
+    }
+}
