@@ -135,6 +135,26 @@ struct JWSExportTests {
         #expect(receipts.allSatisfy { $0["status"] == "0" && $0["verified"] == "true" })
     }
 
+    @Test func aBareJWSLineAndOneInsideWhitespaceAreRead() throws {
+        let sample = try #require(try Self.samples().first { $0.name == "transaction_sandbox_2024_lovepush" })
+        let dir = Self.tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        // One JWS per line, as a file of base64 receipts holds them.
+        let bare = dir.appendingPathComponent("bare.txt")
+        try Data((sample.jws + "\n" + sample.jws + "\n").utf8).write(to: bare)
+        let spaced = dir.appendingPathComponent("spaced.ndjson")
+        try Data(#"{"id":"spaced","receipt":"  \#(sample.jws)  "}"#.utf8 + [0x0A]).write(to: spaced)
+        let out = dir.appendingPathComponent("out")
+        let (status, _, err) = try runTool(
+            ["export", bare.path, spaced.path, "--out", out.path, "--format", "csv", "--quiet"])
+        #expect(status == 0, "\(err)")
+        let receipts = try Self.csv(out.appendingPathComponent("receipts.csv"))
+        #expect(receipts.map { $0["record_kind"] } == ["jws_transaction", "jws_transaction", "jws_transaction"])
+        #expect(receipts.allSatisfy { $0["status"] == "0" && $0["verified"] == "true" })
+        #expect(try Self.csv(out.appendingPathComponent("transactions.csv")).count == 3)
+    }
+
     @Test func aNotificationYieldsThreeReceiptsRowsAndItsTransaction() throws {
         let sample = try #require(try Self.samples().first { $0.name == "notification_refund_sandbox_2025_session" })
         let dir = Self.tempDir()
