@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "ReceiptIO", dependencies: ["ReceiptModel", "CZstd", "CZlib", "CSIMD"]),
         .target(name: "ReceiptSink", dependencies: ["ReceiptModel", "ReceiptDER", "CZstd"], swiftSettings: hotPath),
         .target(name: "ReceiptHistory", dependencies: ["ReceiptModel", "ReceiptSink"]),
-        .target(name: "ReceiptPipeline", dependencies: ["ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptHistory"]),
+        .target(name: "ReceiptPipeline", dependencies: ["ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptHistory", "ReceiptJWS"]),
         .target(name: "ReceiptJWS", dependencies: ["ReceiptModel", "ReceiptVerify"]),
         // The command-line tools' argument scanner (the product and the test-only SinkHarness).
         .target(name: "CommandArguments"),
@@ -40,6 +40,7 @@ let package = Package(
             name: "receiptflow",
             dependencies: [
                 "ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline", "ReceiptSynth",
+                "ReceiptJWS",
                 "COpenSSL",  // `receiptflow bench` measures the RSA ceiling through OpenSSL
                 "CommandArguments",
             ]

@@ -150,6 +150,7 @@ struct OccurrenceExtractor {
         let rStatus = receipts.int32s[RC.status]
         let rType = receipts.strings[RC.receiptType]
         let rCreated = receipts.int64s[RC.receiptCreationDate]
+        let rJWS = receipts.int32s[RC.jwsIndex]
         var contributing = [Bool](repeating: false, count: receipts.rowCount)
         for r in 0..<receipts.rowCount where rStatus[r] == 0 && !Self.isXcode(rType, r) {
             contributing[r] = true
@@ -158,6 +159,7 @@ struct OccurrenceExtractor {
 
         let t = batch.transactions
         let tLine = t.int64s[TC.line]
+        let tJWS = t.int32s[TC.jwsIndex]
         let type = t.strings[TC.receiptType]
         let columns = OccurrenceColumns(t)
         var j = 0
@@ -166,6 +168,9 @@ struct OccurrenceExtractor {
         for i in 0..<t.rowCount {
             let line = tLine[i]!
             while j < receipts.rowCount && rLine[j]! < line { j += 1 }
+            // A line of JWS has a receipts row per JWS: a JWS transaction's row is the one of its jws_index
+            // (null on both sides for a receipt).
+            while j < receipts.rowCount && rLine[j]! == line && rJWS[j] != tJWS[i] { j += 1 }
             guard j < receipts.rowCount, rLine[j]! == line else {
                 throw HistoryError("internal error: a transactions row of line \(line) has no receipts row")
             }

@@ -19,7 +19,10 @@ public struct JWSVerdict: @unchecked Sendable {
     /// by the key that held them, each judged on its own.
     public var nested: [(key: String, verdict: JWSVerdict)] = []
 
-    mutating func reject(_ code: ErrorCode, _ detail: String) {
+    public init() {}
+
+    /// Rejects the JWS with `code` (and that code's status), unless an earlier check already did.
+    public mutating func reject(_ code: ErrorCode, _ detail: String) {
         guard self.code == nil else { return }
         self.code = code
         self.detail = detail

@@ -266,6 +266,8 @@ public struct ColumnBatch: Sendable {
     public var sequence: Int
     public var receipts: ColumnTable
     public var transactions: ColumnTable
+    /// One row per valid JWS renewal info (docs/jws.md); empty for receipts.
+    public var renewals: ColumnTable
     /// When `--format ndjson`: one rendered JSON object per receipts row, each followed by `\n`.
     public var ndjson: [UInt8] = []
     /// Input bytes this batch covered (for progress and the summary).
@@ -275,5 +277,6 @@ public struct ColumnBatch: Sendable {
         self.sequence = sequence
         receipts = ColumnTable(schema: .receipts)
         transactions = ColumnTable(schema: .transactions)
+        renewals = ColumnTable(schema: .renewals)
     }
 }

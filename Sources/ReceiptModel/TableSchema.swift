@@ -77,6 +77,8 @@ public struct TableSchema: Sendable, Equatable {
             ("signer_sha256", .string, true),
             ("receipt_sha256", .string, true),
             ("device_hash_matches", .bool, true),
+            ("record_kind", .string, false),
+            ("jws_index", .int32, true),
         ])
 
     /// `transactions`: one row per in-app purchase of every receipt with status 0.
@@ -102,6 +104,48 @@ public struct TableSchema: Sendable, Equatable {
             ("promotional_offer_id", .string, true),
             ("product_type", .int32, true),
             ("cancellation_reason", .int32, true),
+            ("type", .string, true),
+            ("in_app_ownership_type", .string, true),
+            ("revocation_date", .timestampMillis, true),
+            ("revocation_reason", .int32, true),
+            ("is_upgraded", .bool, true),
+            ("offer_type", .int32, true),
+            ("offer_identifier", .string, true),
+            ("storefront", .string, true),
+            ("transaction_reason", .string, true),
+            ("price", .int64, true),
+            ("currency", .string, true),
+            ("app_account_token", .string, true),
+            ("subscription_group_identifier", .string, true),
+            ("signed_date", .timestampMillis, true),
+            ("environment", .string, true),
+            ("jws_index", .int32, true),
+        ])
+
+    /// `renewals`: one row per verified JWS renewal info (docs/jws.md).
+    public static let renewals = TableSchema(
+        name: "renewals",
+        [
+            ("source", .string, false),
+            ("line", .int64, false),
+            ("record_id", .string, true),
+            ("jws_index", .int32, false),
+            ("environment", .string, true),
+            ("original_transaction_id", .string, true),
+            ("product_id", .string, true),
+            ("auto_renew_product_id", .string, true),
+            ("auto_renew_status", .int32, true),
+            ("expiration_intent", .int32, true),
+            ("is_in_billing_retry_period", .bool, true),
+            ("grace_period_expires_date", .timestampMillis, true),
+            ("price_increase_status", .int32, true),
+            ("offer_type", .int32, true),
+            ("offer_identifier", .string, true),
+            ("recent_subscription_start_date", .timestampMillis, true),
+            ("renewal_date", .timestampMillis, true),
+            ("renewal_price", .int64, true),
+            ("currency", .string, true),
+            ("signed_date", .timestampMillis, true),
         ])
 }
 
@@ -185,12 +229,12 @@ public enum ReceiptsColumns {
     // strings
     public static let source = 0, recordID = 1, errorCode = 2, errorDetail = 3, receiptType = 4, bundleID = 5,
         applicationVersion = 6, originalApplicationVersion = 7, digestAlgorithm = 8, signerSHA256 = 9,
-        receiptSHA256 = 10
+        receiptSHA256 = 10, recordKind = 11
     // int64s (timestamps included)
     public static let line = 0, appItemID = 1, downloadID = 2, versionExternalIdentifier = 3,
         receiptCreationDate = 4, originalPurchaseDate = 5, expirationDate = 6
     // int32s
-    public static let status = 0, inAppCount = 1
+    public static let status = 0, inAppCount = 1, jwsIndex = 2
     // bools
     public static let verified = 0, deviceHashMatches = 1
 }
@@ -199,12 +243,37 @@ public enum ReceiptsColumns {
 public enum TransactionsColumns {
     // strings
     public static let source = 0, recordID = 1, bundleID = 2, receiptType = 3, productID = 4, transactionID = 5,
-        originalTransactionID = 6, promotionalOfferID = 7
+        originalTransactionID = 6, promotionalOfferID = 7, type = 8, inAppOwnershipType = 9, offerIdentifier = 10,
+        storefront = 11, transactionReason = 12, currency = 13, appAccountToken = 14,
+        subscriptionGroupIdentifier = 15, environment = 16
     // int64s (timestamps included)
     public static let line = 0, purchaseDate = 1, originalPurchaseDate = 2, expiresDate = 3, cancellationDate = 4,
-        webOrderLineItemID = 5
+        webOrderLineItemID = 5, revocationDate = 6, price = 7, signedDate = 8
     // int32s
-    public static let quantity = 0, productType = 1, cancellationReason = 2
+    public static let quantity = 0, productType = 1, cancellationReason = 2, revocationReason = 3, offerType = 4,
+        jwsIndex = 5
     // bools
-    public static let isTrialPeriod = 0, isInIntroOfferPeriod = 1
+    public static let isTrialPeriod = 0, isInIntroOfferPeriod = 1, isUpgraded = 2
+
+    /// The slots of the columns only a JWS transaction fills, by kind (bool: `isUpgraded` alone).
+    public static let jwsOnlyStrings = [
+        type, inAppOwnershipType, offerIdentifier, storefront, transactionReason, currency, appAccountToken,
+        subscriptionGroupIdentifier, environment,
+    ]
+    public static let jwsOnlyInt64s = [revocationDate, price, signedDate]
+    public static let jwsOnlyInt32s = [revocationReason, offerType, jwsIndex]
+}
+
+/// Column slots of the `renewals` table.
+public enum RenewalsColumns {
+    // strings
+    public static let source = 0, recordID = 1, environment = 2, originalTransactionID = 3, productID = 4,
+        autoRenewProductID = 5, offerIdentifier = 6, currency = 7
+    // int64s (timestamps included)
+    public static let line = 0, gracePeriodExpiresDate = 1, recentSubscriptionStartDate = 2, renewalDate = 3,
+        renewalPrice = 4, signedDate = 5
+    // int32s
+    public static let jwsIndex = 0, autoRenewStatus = 1, expirationIntent = 2, priceIncreaseStatus = 3, offerType = 4
+    // bools
+    public static let isInBillingRetryPeriod = 0
 }

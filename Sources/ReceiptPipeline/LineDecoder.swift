@@ -17,6 +17,9 @@ enum DecodedLine {
     case receipt(UnsafeRawBufferPointer)
     /// Rejected before its receipt bytes (line too long, JSON, base64, empty).
     case failed(ErrorCode, Detail)
+    /// The line holds JWS instead of a receipt (`JWSLine`): each one's text, or nil where an element that should
+    /// be a JWS is not a string; empty when a JWS body held none.
+    case jws([String?])
 }
 
 /// Turns one input line into receipt bytes: the NDJSON key scan (receipt and record id), JSON unescaping and
@@ -45,6 +48,8 @@ final class LineDecoder {
             ctx.recordID = Self.recordID(r.id, line, idScratch)
             if r.deviceID != .absent { ctx.device = Self.device(r.deviceID, line) }
             if let code = r.error {
+                // Only a line without a receipt field that names a JWS body key takes the JSON parser.
+                if code == .missingField && JWSLine.looksLikeBody(line) { return .jws(JWSLine.extract(line)) }
                 return .failed(code, .text(r.detail, at: r.errorOffset))
             }
             let raw = UnsafeRawBufferPointer(rebasing: line[r.receipt.range])
@@ -56,12 +61,13 @@ final class LineDecoder {
                 text = raw
             }
         }
+        if JWSLine.looksLikeCompact(text) { return .jws([String(decoding: text, as: UTF8.self)]) }
         let n: Int
         do throws(ReceiptError) {
             n = try Base64.decode(text, into: decoded)
         } catch {
-            // A StoreKit 2 JWS fails base64 at its first `.`: name it instead.
-            if JWSDetector.isJWS(text) { return .failed(.jwsNotReceipt, .text(JWSDetector.detail, at: -1)) }
+            // A JWS the quick form check missed (surrounded by whitespace) fails base64 at its first `.`: read it.
+            if JWSDetector.isJWS(text) { return .jws([JWSLine.trimmed(text)]) }
             return .failed(.invalidBase64, Detail(error))
         }
         if n == 0 {

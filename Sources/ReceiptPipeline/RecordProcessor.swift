@@ -1,5 +1,6 @@
 import ReceiptDER
 import ReceiptIO
+import ReceiptJWS
 import ReceiptModel
 import ReceiptSink
 import ReceiptVerify
@@ -15,6 +16,8 @@ public final class RecordProcessor {
     let decoder: LineDecoder
     let evaluator: ReceiptEvaluator
     let appender: RowAppender
+    /// Lines holding JWS instead of a receipt (`JWSLine`) take this path.
+    let jws: JWSRowAppender
     let hasher = ContentHasher()
     let lanes: (Lane, Lane)
 
@@ -27,6 +30,10 @@ public final class RecordProcessor {
         evaluator = ReceiptEvaluator(
             verifier: config.verify ? cache.map { ReceiptVerifier(cache: $0) } : nil, policies: config.policies)
         appender = RowAppender(renderNDJSON: config.renderNDJSON)
+        // Each worker's JWS verifier caches the chain verdicts it reaches, against the run's anchors.
+        jws = JWSRowAppender(
+            evaluator: JWSEvaluator(verifier: config.verify ? cache.map { JWSVerifier(anchors: $0.anchors) } : nil),
+            environment: config.environment, bundleIDs: config.bundleIDs, renderNDJSON: config.renderNDJSON)
         lanes = (Lane(maxRecord: maxRecord), Lane(maxRecord: maxRecord))
     }
 
@@ -73,6 +80,7 @@ public final class RecordProcessor {
         out.inputBytes = batch.inputBytes
         out.receipts.removeAll()
         out.transactions.removeAll()
+        out.renewals.removeAll()
         out.ndjson.removeAll(keepingCapacity: true)
         counts.reset()
         counts.blankLines = batch.blankLines
@@ -146,6 +154,8 @@ public final class RecordProcessor {
         switch h.decoded {
         case .failed(let code, let detail):
             appender.append(h.ctx, Verdict(rejected: code, detail), into: &out, &counts)
+        case .jws(let items):
+            jws.append(h.ctx, items, into: &out, &counts)
         case .receipt(let der):
             let verdict = evaluator.judge(
                 der, parsedBy: h.lane.parser, parseError: h.parseError, contentDigest: h.contentDigest,

@@ -110,7 +110,7 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
     {
         let listed = Set(m.parts.flatMap(\.files))
         // Every format's folders: a run into a directory that held another format's parts leaves none behind.
-        for folder in ["receipts", "transactions"] {
+        for folder in ["receipts", "transactions", "renewals"] {
             let dir = joinPath(directory, folder)
             for name in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] {
                 let ours = name.hasPrefix("part-") || (name.hasPrefix(".part-") && name.hasSuffix(".tmp"))

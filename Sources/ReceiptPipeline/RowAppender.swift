@@ -87,6 +87,8 @@ struct RowAppender {
             w.string(C.signerSHA256, v.signer)
             w.string(C.receiptSHA256, ctx.receiptSHA256)
             w.bool(C.deviceHashMatches, v.deviceHashMatches)
+            w.string(C.recordKind, "receipt" as StaticString)
+            w.int32(C.jwsIndex, nil)
         }
     }
 
@@ -122,6 +124,11 @@ struct RowAppender {
                 w.string(C.promotionalOfferID) { i in RowBytes.text(entries[i].promotionalOfferID, in: p) }
                 w.int32(C.productType) { i in RowBytes.narrow(entries[i].productType) }
                 w.int32(C.cancellationReason) { i in RowBytes.narrow(entries[i].cancellationReason) }
+                // The JWS-only columns are null for a receipt's purchases.
+                for slot in C.jwsOnlyStrings { w.string(slot) { _ in nil } }
+                for slot in C.jwsOnlyInt64s { w.int64(slot) { _ in nil } }
+                for slot in C.jwsOnlyInt32s { w.int32(slot) { _ in nil } }
+                w.bool(C.isUpgraded) { _ in nil }
             }
         }
     }

@@ -1,9 +1,10 @@
 import ReceiptModel
 
-/// `--format csv`: `receipts.csv` and `transactions.csv` (CSVEncoder's dialect).
+/// `--format csv`: `receipts.csv`, `transactions.csv` and `renewals.csv` (CSVEncoder's dialect).
 public final class CSVSink: BatchSink {
     private let receipts: OutputFile
     private let transactions: OutputFile
+    private let renewals: OutputFile
     private var scratch: [UInt8] = []
     private var done = false
 
@@ -20,16 +21,28 @@ public final class CSVSink: BatchSink {
             receipts.discard()
             throw error
         }
+        do {
+            renewals = try OutputFile(
+                directory: files.renewals.directory, name: files.renewals.name, unit: files.unit)
+        } catch {
+            receipts.discard()
+            transactions.discard()
+            throw error
+        }
         CSVEncoder.appendHeader(.receipts, into: &scratch)
         try receipts.write(scratch)
         scratch.removeAll(keepingCapacity: true)
         CSVEncoder.appendHeader(.transactions, into: &scratch)
         try transactions.write(scratch)
+        scratch.removeAll(keepingCapacity: true)
+        CSVEncoder.appendHeader(.renewals, into: &scratch)
+        try renewals.write(scratch)
     }
 
     public func write(_ batch: ColumnBatch) throws(SinkError) {
         try append(batch.receipts, to: receipts)
         try append(batch.transactions, to: transactions)
+        try append(batch.renewals, to: renewals)
     }
 
     /// Renders in slices so that the scratch buffer stays small whatever the batch size.
@@ -50,8 +63,10 @@ public final class CSVSink: BatchSink {
         do {
             try receipts.commit()
             try transactions.commit()
+            try renewals.commit()
         } catch {
             transactions.discard()
+            renewals.discard()
             throw error
         }
     }
@@ -60,5 +75,6 @@ public final class CSVSink: BatchSink {
         done = true
         receipts.discard()
         transactions.discard()
+        renewals.discard()
     }
 }

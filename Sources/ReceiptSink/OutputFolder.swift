@@ -8,7 +8,7 @@
 /// after a run that was killed. Files that are not ours are never touched.
 public enum OutputFolder {
     /// Table names, written as `NAME.<ext>` by a plain run and as a folder `NAME/part-NNNNN.<ext>` by a parts run.
-    public static let tables = ["receipts", "transactions", "purchases", "subscriptions"]
+    public static let tables = ["receipts", "transactions", "renewals", "purchases", "subscriptions"]
     /// Files of a run beside the tables.
     public static let runFiles = ["summary.json", "manifest.json"]
     static let extensions = ["parquet", "csv", "ndjson"]
@@ -17,7 +17,7 @@ public enum OutputFolder {
 
     /// The single-file tables a plain run in `format` writes.
     public static func tableFiles(_ format: OutputFormat) -> [String] {
-        let tables = format == .ndjson ? ["receipts"] : ["receipts", "transactions"]
+        let tables = format == .ndjson ? ["receipts"] : ["receipts", "transactions", "renewals"]
         return tables.map { "\($0).\(format.fileExtension)" }
     }
 

@@ -2,11 +2,12 @@ import Dispatch
 import ReceiptModel
 import Synchronization
 
-/// `--format parquet`: `receipts.parquet` and `transactions.parquet`, each with its own zstd context, so that
-/// `finish` can complete the two files at once.
+/// `--format parquet`: `receipts.parquet`, `transactions.parquet` and `renewals.parquet`, each with its own zstd
+/// context, so that `finish` can complete the receipts and transactions files at once.
 public final class ParquetSink: BatchSink {
     private let receipts: ParquetFileWriter
     private let transactions: ParquetFileWriter
+    private let renewals: ParquetFileWriter
     private var done = false
 
     public convenience init(
@@ -28,11 +29,22 @@ public final class ParquetSink: BatchSink {
             receipts.abort()
             throw error
         }
+        do {
+            renewals = try ParquetFileWriter(
+                schema: .renewals, directory: files.renewals.directory, fileName: files.renewals.name,
+                metadata: metadata, options: options, zstd: try ZstdCompressor(level: options.zstdLevel),
+                unit: files.unit)
+        } catch {
+            receipts.abort()
+            transactions.abort()
+            throw error
+        }
     }
 
     public func write(_ batch: ColumnBatch) throws(SinkError) {
         try receipts.append(batch.receipts)
         try transactions.append(batch.transactions)
+        try renewals.append(batch.renewals)
     }
 
     /// Completes both files, the receipts file on another thread while this one completes the transactions file:
@@ -46,11 +58,16 @@ public final class ParquetSink: BatchSink {
         let group = DispatchGroup()
         DispatchQueue.global(qos: .userInitiated).async(group: group) { other.run() }
         var failure: SinkError? = nil
-        do { try transactions.finish() } catch { failure = error }
+        do {
+            try transactions.finish()
+            // Small (renewal infos only): completed after the transactions file on this thread.
+            try renewals.finish()
+        } catch { failure = error }
         group.wait()
         if let error = failure ?? other.failure {
             receipts.abort()
             transactions.abort()
+            renewals.abort()
             throw error
         }
     }
@@ -59,6 +76,7 @@ public final class ParquetSink: BatchSink {
         done = true
         receipts.abort()
         transactions.abort()
+        renewals.abort()
     }
 }
 

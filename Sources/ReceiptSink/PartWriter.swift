@@ -41,7 +41,7 @@ public final class PartWriter {
 
     /// The folders a format writes: NDJSON has no transactions table (objects carry their purchases).
     public static func tableFolders(_ format: OutputFormat) -> [String] {
-        format == .ndjson ? ["receipts"] : ["receipts", "transactions"]
+        format == .ndjson ? ["receipts"] : ["receipts", "transactions", "renewals"]
     }
 
     /// `part-00042.parquet`: five digits, so that names sort in part order (parts stop at `maxParts`).

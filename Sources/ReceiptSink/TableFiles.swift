@@ -9,11 +9,12 @@ struct FileLocation: Sendable, Equatable {
 struct TableFiles: Sendable, Equatable {
     var receipts: FileLocation
     var transactions: FileLocation
+    var renewals: FileLocation
     /// The run's commit unit when the files are renamed together with the others (`CommitUnit`).
     var unit: CommitUnit? = nil
 
     static func == (a: TableFiles, b: TableFiles) -> Bool {
-        a.receipts == b.receipts && a.transactions == b.transactions && a.unit === b.unit
+        a.receipts == b.receipts && a.transactions == b.transactions && a.renewals == b.renewals && a.unit === b.unit
     }
 
     /// The single-file layout of a run without parts.
@@ -21,7 +22,8 @@ struct TableFiles: Sendable, Equatable {
         let ext = format.fileExtension
         return TableFiles(
             receipts: FileLocation(directory: directory, name: "receipts.\(ext)"),
-            transactions: FileLocation(directory: directory, name: "transactions.\(ext)"), unit: unit)
+            transactions: FileLocation(directory: directory, name: "transactions.\(ext)"),
+            renewals: FileLocation(directory: directory, name: "renewals.\(ext)"), unit: unit)
     }
 
     /// Part `index` of each table, in the tables' folders under `directory`.
@@ -29,7 +31,8 @@ struct TableFiles: Sendable, Equatable {
         let name = PartWriter.fileName(index, format)
         return TableFiles(
             receipts: FileLocation(directory: join(directory, "receipts"), name: name),
-            transactions: FileLocation(directory: join(directory, "transactions"), name: name))
+            transactions: FileLocation(directory: join(directory, "transactions"), name: name),
+            renewals: FileLocation(directory: join(directory, "renewals"), name: name))
     }
 }
 

@@ -12,7 +12,9 @@ let inspectUsage = """
                               [--device-id ID] [--quiet]
 
     Prints one receipt (DER or base64; whitespace is ignored) as verifyReceipt-shaped JSON, with what was found
-    about its container (encoding, digest algorithm, certificates) and the verdict with its reason.
+    about its container (encoding, digest algorithm, certificates) and the verdict with its reason. A JWS (a
+    compact JWS, or a notification body {"signedPayload": ...}) is shown decoded and verified at its signedDate
+    (Apple Root CA - G3 is AppleRootCA-G3.cer), with the JWS nested in a notification judged on their own.
 
       --trust-anchor PATH   a root certificate, DER or PEM (repeatable), instead of Apple's roots, which are
                             built in (Apple Inc. Root and Apple Root CA - G3)
@@ -81,6 +83,12 @@ func runInspect(_ argv: [String]) -> Int32 {
     } catch {
         printError("receiptflow inspect: cannot read \(path): \(error.localizedDescription)")
         return 1
+    }
+    if let jws = InspectJWS.compact(input) {
+        var (out, valid) = InspectJWS.report(jws, anchors: anchors, pretty: !args.has("--json"))
+        out.append(0x0A)
+        FileHandle.standardOutput.write(Data(out))
+        return valid ? 0 : 1
     }
     let report = InspectReport.make(input: input, anchors: anchors, atTime: atTime, device: device)
     var out: [UInt8] = []

@@ -36,9 +36,10 @@ func batch(_ receipts: [Receipt], source: String = "in.ndjson") -> ColumnBatch {
     for r in receipts.sorted(by: { $0.line < $1.line }) {
         b.receipts.appendRow { w in
             typealias C = ReceiptsColumns
-            for s in 0..<11 {
+            for s in 0..<12 {
                 switch s {
                 case C.source: w.string(s, source)
+                case C.recordKind: w.string(s, "receipt")
                 case C.receiptType: w.string(s, r.type)
                 case C.bundleID: w.string(s, r.bundle)
                 default: w.null(string: s)
@@ -53,6 +54,7 @@ func batch(_ receipts: [Receipt], source: String = "in.ndjson") -> ColumnBatch {
             }
             w.int32(C.status, r.status)
             w.int32(C.inAppCount, Int32(r.entries.count))
+            w.int32(C.jwsIndex, nil)
             w.bool(C.verified, r.status == 0)
             w.bool(C.deviceHashMatches, nil)
         }
@@ -78,6 +80,10 @@ func batch(_ receipts: [Receipt], source: String = "in.ndjson") -> ColumnBatch {
                 w.int32(C.cancellationReason, e.reason)
                 w.bool(C.isTrialPeriod, e.trial)
                 w.bool(C.isInIntroOfferPeriod, e.intro)
+                for s in C.jwsOnlyStrings { w.null(string: s) }
+                for s in C.jwsOnlyInt64s { w.int64(s, nil) }
+                for s in C.jwsOnlyInt32s { w.int32(s, nil) }
+                w.bool(C.isUpgraded, nil)
             }
         }
     }

@@ -28,8 +28,10 @@ import Testing
         #expect(slot("in_app_count") == ReceiptsColumns.inAppCount)
         #expect(slot("verified") == ReceiptsColumns.verified)
         #expect(slot("device_hash_matches") == ReceiptsColumns.deviceHashMatches)
-        #expect(s.columns.last?.name == "device_hash_matches")
-        #expect(s.columns.count == 22)
+        #expect(slot("record_kind") == ReceiptsColumns.recordKind)
+        #expect(slot("jws_index") == ReceiptsColumns.jwsIndex)
+        #expect(s.columns.last?.name == "jws_index")
+        #expect(s.columns.count == 24)
     }
 
     @Test func transactionSlotsMatchSchema() {
@@ -54,7 +56,44 @@ import Testing
         #expect(slot("cancellation_reason") == TransactionsColumns.cancellationReason)
         #expect(slot("is_trial_period") == TransactionsColumns.isTrialPeriod)
         #expect(slot("is_in_intro_offer_period") == TransactionsColumns.isInIntroOfferPeriod)
-        #expect(s.columns.count == 19)
+        let jwsOnly = [
+            ("type", TransactionsColumns.type), ("in_app_ownership_type", TransactionsColumns.inAppOwnershipType),
+            ("revocation_date", TransactionsColumns.revocationDate),
+            ("revocation_reason", TransactionsColumns.revocationReason),
+            ("is_upgraded", TransactionsColumns.isUpgraded), ("offer_type", TransactionsColumns.offerType),
+            ("offer_identifier", TransactionsColumns.offerIdentifier), ("storefront", TransactionsColumns.storefront),
+            ("transaction_reason", TransactionsColumns.transactionReason), ("price", TransactionsColumns.price),
+            ("currency", TransactionsColumns.currency), ("app_account_token", TransactionsColumns.appAccountToken),
+            ("subscription_group_identifier", TransactionsColumns.subscriptionGroupIdentifier),
+            ("signed_date", TransactionsColumns.signedDate), ("environment", TransactionsColumns.environment),
+            ("jws_index", TransactionsColumns.jwsIndex),
+        ]
+        for (name, expected) in jwsOnly { #expect(slot(name) == expected, "\(name)") }
+        // The receipt-era columns first, in their order; the JWS-only ones after them.
+        #expect(s.columns.dropFirst(19).map(\.name) == jwsOnly.map(\.0))
+        #expect(s.columns.count == 35)
+    }
+
+    @Test func renewalSlotsMatchSchema() {
+        let s = TableSchema.renewals
+        func slot(_ n: String) -> Int { s.column(named: n)!.slot }
+        let columns = [
+            ("source", RenewalsColumns.source), ("line", RenewalsColumns.line), ("record_id", RenewalsColumns.recordID),
+            ("jws_index", RenewalsColumns.jwsIndex), ("environment", RenewalsColumns.environment),
+            ("original_transaction_id", RenewalsColumns.originalTransactionID),
+            ("product_id", RenewalsColumns.productID), ("auto_renew_product_id", RenewalsColumns.autoRenewProductID),
+            ("auto_renew_status", RenewalsColumns.autoRenewStatus),
+            ("expiration_intent", RenewalsColumns.expirationIntent),
+            ("is_in_billing_retry_period", RenewalsColumns.isInBillingRetryPeriod),
+            ("grace_period_expires_date", RenewalsColumns.gracePeriodExpiresDate),
+            ("price_increase_status", RenewalsColumns.priceIncreaseStatus), ("offer_type", RenewalsColumns.offerType),
+            ("offer_identifier", RenewalsColumns.offerIdentifier),
+            ("recent_subscription_start_date", RenewalsColumns.recentSubscriptionStartDate),
+            ("renewal_date", RenewalsColumns.renewalDate), ("renewal_price", RenewalsColumns.renewalPrice),
+            ("currency", RenewalsColumns.currency), ("signed_date", RenewalsColumns.signedDate),
+        ]
+        for (name, expected) in columns { #expect(slot(name) == expected, "\(name)") }
+        #expect(s.columns.map(\.name) == columns.map(\.0))
     }
 
     @Test func appendKeepsColumnsAligned() {

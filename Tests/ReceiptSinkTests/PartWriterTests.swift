@@ -26,7 +26,10 @@ import Testing
         #expect(PartWriter.fileName(99_999, .ndjson) == "part-99999.ndjson")
         let names = (0..<1200).map { PartWriter.fileName($0, .csv) }
         #expect(names.sorted() == names)
-        #expect(PartWriter.relativePaths(3, .csv) == ["receipts/part-00003.csv", "transactions/part-00003.csv"])
+        #expect(
+            PartWriter.relativePaths(3, .csv) == [
+                "receipts/part-00003.csv", "transactions/part-00003.csv", "renewals/part-00003.csv",
+            ])
         #expect(PartWriter.relativePaths(3, .ndjson) == ["receipts/part-00003.ndjson"])
     }
 

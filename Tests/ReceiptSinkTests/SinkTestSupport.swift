@@ -13,6 +13,8 @@ func appendReceiptRow(_ t: inout ColumnTable, line: Int64, bundle: String?) {
                 t.append(string: c.slot, "in.ndjson")
             } else if c.name == "bundle_id" {
                 t.append(string: c.slot, bundle)
+            } else if c.name == "record_kind" {
+                t.append(string: c.slot, "receipt")
             } else {
                 t.append(string: c.slot, nil as String?)
             }

@@ -45,7 +45,9 @@ import Testing
         #expect(status == 0, "\(err)")
         let lines = String(decoding: out, as: UTF8.self).split(separator: "\n").map(String.init)
         let header = try #require(lines.first).split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-        #expect(header.last == "device_hash_matches")
+        let deviceColumn = try #require(header.firstIndex(of: "device_hash_matches"))
+        // Counted from the end: error_detail may hold commas.
+        let fromEnd = header.count - deviceColumn
         var rows: [String: [String: String]] = [:]
         for l in lines.dropFirst() {
             // The columns used here hold no commas or quotes; error_detail does hold commas, so fields are
@@ -54,7 +56,7 @@ import Testing
             let status = cells[3]
             let code = cells[4]
             let id = cells[2]
-            rows[id] = ["status": status, "error_code": code, "device_hash_matches": cells.last!]
+            rows[id] = ["status": status, "error_code": code, "device_hash_matches": cells[cells.count - fromEnd]]
         }
         return rows
     }

@@ -42,7 +42,7 @@ struct FailSafeOutputTests {
     /// Output files of a run in `format` (relative paths, folders with `/`), for the listing checks. NDJSON
     /// output has no transactions table (each receipt row holds its transactions).
     private func files(_ format: String, parts: Bool = false) -> Set<String> {
-        let tables = format == "ndjson" ? ["receipts"] : ["receipts", "transactions"]
+        let tables = format == "ndjson" ? ["receipts"] : ["receipts", "transactions", "renewals"]
         // The purchase-history tables are single files in both modes.
         let history = ["purchases", "subscriptions"].map { "\($0).\(format)" }
         return Set(parts ? tables.map { $0 + "/" } + ["manifest.json"] : tables.map { "\($0).\(format)" })

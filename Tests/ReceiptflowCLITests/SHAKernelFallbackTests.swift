@@ -34,15 +34,14 @@ struct SHAKernelFallbackTests {
             let files = try FileManager.default.contentsOfDirectory(atPath: outputs[0].path).filter {
                 $0 != "summary.json"
             }
-            #expect(
-                Set(files)
-                    == Set(["receipts", "transactions", "purchases", "subscriptions"].map { "\($0).\(format)" }),
-                "\(format): \(files)")
+            let tables = ["receipts", "transactions", "renewals", "purchases", "subscriptions"]
+            #expect(Set(files) == Set(tables.map { "\($0).\(format)" }), "\(format): \(files)")
             for name in files {
                 let a = try Data(contentsOf: outputs[0].appendingPathComponent(name))
                 let b = try Data(contentsOf: outputs[1].appendingPathComponent(name))
                 #expect(a == b, "\(format) \(name) differs with the SHA kernels off")
-                #expect(a.count > 1000)
+                // Receipts only: the renewals table (JWS renewal infos) has no rows.
+                #expect(a.count > 1000 || name.hasPrefix("renewals"), "\(name)")
             }
             if format == "csv" {
                 // Both digest algorithms appear, and receipts verified: the kernels had pairs of each to hash.

@@ -16,6 +16,7 @@ RECEIPTS = [
     ("receipt_creation_date", "timestamp", True), ("original_purchase_date", "timestamp", True),
     ("expiration_date", "timestamp", True), ("in_app_count", "int32", True), ("digest_algorithm", "string", True),
     ("signer_sha256", "string", True), ("receipt_sha256", "string", True), ("device_hash_matches", "bool", True),
+    ("record_kind", "string", False), ("jws_index", "int32", True),
 ]
 TRANSACTIONS = [
     ("source", "string", False), ("line", "int64", False), ("record_id", "string", True),
@@ -26,7 +27,14 @@ TRANSACTIONS = [
     ("cancellation_date", "timestamp", True), ("web_order_line_item_id", "int64", True),
     ("is_trial_period", "bool", True), ("is_in_intro_offer_period", "bool", True),
     ("promotional_offer_id", "string", True), ("product_type", "int32", True), ("cancellation_reason", "int32", True),
+    ("type", "string", True), ("in_app_ownership_type", "string", True), ("revocation_date", "timestamp", True),
+    ("revocation_reason", "int32", True), ("is_upgraded", "bool", True), ("offer_type", "int32", True),
+    ("offer_identifier", "string", True), ("storefront", "string", True), ("transaction_reason", "string", True),
+    ("price", "int64", True), ("currency", "string", True), ("app_account_token", "string", True),
+    ("subscription_group_identifier", "string", True), ("signed_date", "timestamp", True),
+    ("environment", "string", True), ("jws_index", "int32", True),
 ]
+RECORD_KINDS = ["receipt", "jws_transaction", "jws_renewal", "jws_notification", "jws"]
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 TS_2008, TS_2031 = 1199145600000, 1924992000000
@@ -92,6 +100,8 @@ def generate(n_receipts, n_transactions, seed):
             "signer_sha256": rnd.choice(SIGNERS) if decoded else None,
             "receipt_sha256": "%064x" % rnd.getrandbits(256) if decoded else None,
             "device_hash_matches": _maybe(rnd, 0.5, lambda: rnd.random() < 0.8) if decoded else None,
+            "record_kind": rnd.choice(RECORD_KINDS),
+            "jws_index": _maybe(rnd, 0.6, lambda: rnd.choice([0, 1, 2, 2**31 - 1])),
         }
         receipts.append(row)
     # One very long string: statistics must then be omitted or exact, never truncated.
@@ -119,6 +129,22 @@ def generate(n_receipts, n_transactions, seed):
             "promotional_offer_id": _maybe(rnd, 0.9, lambda: rnd.choice(["promo1", "promo,2", "プロモ"])),
             "product_type": _maybe(rnd, 0.1, lambda: rnd.randrange(4)),
             "cancellation_reason": _maybe(rnd, 0.95, lambda: rnd.randrange(2)),
+            "type": _maybe(rnd, 0.7, lambda: rnd.choice(["Auto-Renewable Subscription", "Consumable"] + TRICKY[:3])),
+            "in_app_ownership_type": _maybe(rnd, 0.7, lambda: rnd.choice(["PURCHASED", "FAMILY_SHARED"])),
+            "revocation_date": _maybe(rnd, 0.95, lambda: _ts(rnd)),
+            "revocation_reason": _maybe(rnd, 0.95, lambda: rnd.randrange(2)),
+            "is_upgraded": _maybe(rnd, 0.9, lambda: rnd.random() < 0.5),
+            "offer_type": _maybe(rnd, 0.9, lambda: rnd.randrange(1, 4)),
+            "offer_identifier": _maybe(rnd, 0.9, lambda: rnd.choice(["offer1", "ofr,2"])),
+            "storefront": _maybe(rnd, 0.7, lambda: rnd.choice(["USA", "JPN", "DEU"])),
+            "transaction_reason": _maybe(rnd, 0.7, lambda: rnd.choice(["PURCHASE", "RENEWAL"])),
+            "price": _maybe(rnd, 0.7, lambda: _i64(rnd)),
+            "currency": _maybe(rnd, 0.7, lambda: rnd.choice(["USD", "JPY", "EUR"])),
+            "app_account_token": _maybe(rnd, 0.9, lambda: "%032x" % rnd.getrandbits(128)),
+            "subscription_group_identifier": _maybe(rnd, 0.8, lambda: str(rnd.randrange(10**8))),
+            "signed_date": _maybe(rnd, 0.7, lambda: _ts(rnd)),
+            "environment": _maybe(rnd, 0.7, lambda: rnd.choice(["Production", "Sandbox"])),
+            "jws_index": _maybe(rnd, 0.7, lambda: rnd.choice([0, 1, 2])),
         })
     return receipts, transactions
 

@@ -66,7 +66,7 @@ def _expected(out, inputs):
         WITH t AS (SELECT *, file_row_number AS k FROM read_parquet('{out}/transactions.parquet', file_row_number=true)),
         src(source, input) AS (VALUES {sources}),
         r AS (SELECT * FROM read_parquet('{out}/receipts.parquet'))
-        SELECT t.*, r.receipt_creation_date AS created, src.input,
+        SELECT t.* EXCLUDE (environment), r.receipt_creation_date AS created, src.input,
                row_number() OVER (PARTITION BY t.source, t.line ORDER BY t.k) - 1 AS entry,
                CASE WHEN t.receipt_type LIKE '%Sandbox' THEN 'Sandbox' ELSE 'Production' END AS environment
         FROM t JOIN r USING (source, line) JOIN src USING (source)

@@ -187,12 +187,14 @@ def test_polars_predicate_pushdown_matches_ground_truth(written):
 @pytest.mark.parametrize("reader", READERS)
 def test_empty_input_gives_valid_files_with_zero_rows(receiptflow, tmp_path, reader):
     out = write_tables(receiptflow, tmp_path, "parquet", [], [])
+    # The renewals table (JWS renewal infos only) is written too, empty here.
+    assert pq.read_table(out / "renewals.parquet").num_rows == 0
     for table, schema in TABLES.items():
         assert READERS[reader](out / f"{table}.parquet", schema) == []
         assert pq.read_schema(out / f"{table}.parquet").remove_metadata() == _expected_arrow_schema(schema)
-    assert sorted(p.name for p in out.iterdir()) == ["receipts.parquet", "transactions.parquet"]
+    assert sorted(p.name for p in out.iterdir()) == ["receipts.parquet", "renewals.parquet", "transactions.parquet"]
 
 
 def test_no_temporary_files_are_left(written):
     out, _ = written
-    assert sorted(p.name for p in out.iterdir()) == ["receipts.parquet", "transactions.parquet"]
+    assert sorted(p.name for p in out.iterdir()) == ["receipts.parquet", "renewals.parquet", "transactions.parquet"]

@@ -89,6 +89,8 @@ RECEIPTS_COLUMNS = [
     ("signer_sha256", "string", True),
     ("receipt_sha256", "string", True),
     ("device_hash_matches", "bool", True),
+    ("record_kind", "string", False),
+    ("jws_index", "int32", True),
 ]
 
 TRANSACTIONS_COLUMNS = [
@@ -111,6 +113,22 @@ TRANSACTIONS_COLUMNS = [
     ("promotional_offer_id", "string", True),
     ("product_type", "int32", True),
     ("cancellation_reason", "int32", True),
+    ("type", "string", True),
+    ("in_app_ownership_type", "string", True),
+    ("revocation_date", "timestamp", True),
+    ("revocation_reason", "int32", True),
+    ("is_upgraded", "bool", True),
+    ("offer_type", "int32", True),
+    ("offer_identifier", "string", True),
+    ("storefront", "string", True),
+    ("transaction_reason", "string", True),
+    ("price", "int64", True),
+    ("currency", "string", True),
+    ("app_account_token", "string", True),
+    ("subscription_group_identifier", "string", True),
+    ("signed_date", "timestamp", True),
+    ("environment", "string", True),
+    ("jws_index", "int32", True),
 ]
 
 # The nested column that carries a receipt's transactions between the task and the two table writes.

@@ -1,0 +1,242 @@
+import Foundation
+import ReceiptJWS
+import ReceiptModel
+import ReceiptVerify
+
+/// Appends the rows of a line holding JWS (docs/jws.md): one `receipts` row per JWS, nested ones included, with
+/// its `jws_index` in the line; a `transactions` row per valid JWS transaction; and with `--format ndjson` one
+/// object per receipts row; a `renewals` row per valid JWS renewal info. The bundle-id and environment policies apply as to receipts.
+struct JWSRowAppender {
+    let evaluator: JWSEvaluator
+    let environment: EnvironmentRequirement
+    let bundleIDs: [String]
+    let renderNDJSON: Bool
+    let hasher = ContentHasher()
+
+    /// The rows of `items`, the JWS of one line in order (nil: an element where a JWS belongs is not a string).
+    func append(
+        _ ctx: RowContext, _ items: [String?], into out: inout ColumnBatch, _ counts: inout BatchCounts
+    ) {
+        guard !items.isEmpty else {
+            var v = JWSVerdict()
+            v.reject(.jwsMalformed, "the line names a JWS body key but holds no JWS")
+            appendRows(ctx, text: nil, v, index: 0, inherited: nil, into: &out, &counts)
+            return
+        }
+        var index: Int32 = 0
+        for item in items {
+            guard let text = item else {
+                var v = JWSVerdict()
+                v.reject(.jwsMalformed, "an element where a JWS belongs is not a string")
+                appendRows(ctx, text: nil, v, index: index, inherited: nil, into: &out, &counts)
+                index += 1
+                continue
+            }
+            let verdict = evaluator.evaluate(Substring(text))
+            appendRows(ctx, text: text, verdict, index: index, inherited: nil, into: &out, &counts)
+            index += 1
+            // A notification's nested JWS follow it, each with its own index, bundle and environment from the
+            // notification's data when they carry none themselves.
+            let data = verdict.fields?.object("data")
+            for (key, nested) in verdict.nested {
+                appendRows(
+                    ctx, text: data?.string(key), nested, index: index, inherited: data, into: &out, &counts)
+                index += 1
+            }
+        }
+    }
+
+    private func appendRows(
+        _ ctx: RowContext, text: String?, _ verdict: JWSVerdict, index: Int32, inherited: JWSFields?,
+        into out: inout ColumnBatch, _ counts: inout BatchCounts
+    ) {
+        var v = verdict
+        let f = v.fields
+        let environment = Self.environment(f) ?? inherited?.string("environment")
+        let bundle = Self.bundleID(f) ?? inherited?.string("bundleId")
+        if v.code == nil { applyPolicies(environment: environment, bundle: bundle, &v) }
+        var digest: String? = nil
+        if var t = text {
+            digest = t.withUTF8 { hasher.sha256(UnsafeRawBufferPointer($0)).hex }
+        }
+        appendReceipt(&out.receipts, ctx, v, environment: environment, bundle: bundle, digest: digest, index: index)
+        counts.count(v.status, v.code)
+        if v.status == .valid, v.kind == .transaction, let f {
+            appendTransaction(&out.transactions, ctx, f, environment: environment, bundle: bundle, index: index)
+        }
+        if v.status == .valid, v.kind == .renewal, let f {
+            appendRenewal(&out.renewals, ctx, f, environment: environment, index: index)
+        }
+        if renderNDJSON { appendNDJSON(ctx, v, environment: environment, index: index, into: &out.ndjson) }
+    }
+
+    private func applyPolicies(environment: String?, bundle: String?, _ v: inout JWSVerdict) {
+        if self.environment != .any {
+            let sandbox = environment.map { $0 != "Production" } ?? false
+            if self.environment == .production && sandbox {
+                v.reject(.wrongEnvironment, "a sandbox JWS where --environment production was required")
+                v.status = .sandboxReceiptInProduction
+            } else if self.environment == .sandbox && !sandbox {
+                v.reject(.wrongEnvironment, "a production JWS where --environment sandbox was required")
+                v.status = .productionReceiptInSandbox
+            }
+        }
+        if !bundleIDs.isEmpty, v.code == nil {
+            guard let bundle, bundleIDs.contains(bundle) else {
+                v.reject(.wrongBundleID, "the JWS is for an app not named by --bundle-id")
+                v.status = .notAuthenticated
+                return
+            }
+        }
+    }
+
+    /// The record kind column's value: `jws_<kind>`, or `jws` when the JWS could not be decoded.
+    static func recordKind(_ v: JWSVerdict) -> String {
+        v.fields == nil ? "jws" : "jws_\(v.kind.rawValue)"
+    }
+
+    /// The environment a payload names: `environment` (transactions, renewals), a notification's
+    /// `data.environment`, or an app transaction's `receiptType`.
+    static func environment(_ f: JWSFields?) -> String? {
+        guard let f else { return nil }
+        return f.string("environment") ?? f.object("data")?.string("environment") ?? f.string("receiptType")
+    }
+
+    /// The bundle id a payload names: `bundleId`, or a notification's `data.bundleId`.
+    static func bundleID(_ f: JWSFields?) -> String? {
+        guard let f else { return nil }
+        return f.string("bundleId") ?? f.object("data")?.string("bundleId")
+    }
+
+    private func appendReceipt(
+        _ t: inout ColumnTable, _ ctx: RowContext, _ v: JWSVerdict, environment: String?, bundle: String?,
+        digest: String?, index: Int32
+    ) {
+        typealias C = ReceiptsColumns
+        let f = v.fields
+        let app = v.kind == .appTransaction ? f : nil
+        t.appendRow { w in
+            w.string(C.source, ctx.source)
+            w.int64(C.line, Int64(ctx.line))
+            w.string(C.recordID, ctx.recordID)
+            w.int32(C.status, v.status.rawValue)
+            w.string(C.errorCode, v.code?.rawValue)
+            w.string(C.errorDetail, v.code == nil ? nil : (v.detail ?? v.code?.rawValue))
+            w.bool(C.verified, v.verified)
+            w.string(C.receiptType, environment)
+            w.string(C.bundleID, bundle)
+            w.string(C.applicationVersion, app?.string("applicationVersion"))
+            w.string(C.originalApplicationVersion, app?.string("originalApplicationVersion"))
+            w.int64(C.appItemID, f?.int64("appAppleId") ?? f?.object("data")?.int64("appAppleId"))
+            w.int64(C.downloadID, nil)
+            w.int64(C.versionExternalIdentifier, app?.int64("versionExternalIdentifier"))
+            w.int64(C.receiptCreationDate, f?.signedDate)
+            w.int64(C.originalPurchaseDate, f?.int64("originalPurchaseDate"))
+            w.int64(C.expirationDate, nil)
+            w.int32(C.inAppCount, f == nil ? nil : (v.kind == .transaction ? 1 : 0))
+            w.null(string: C.digestAlgorithm)
+            w.string(C.signerSHA256, v.leafSHA256)
+            w.string(C.receiptSHA256, digest)
+            w.bool(C.deviceHashMatches, nil)
+            w.string(C.recordKind, Self.recordKind(v))
+            w.int32(C.jwsIndex, index)
+        }
+    }
+
+    private func appendTransaction(
+        _ t: inout ColumnTable, _ ctx: RowContext, _ f: JWSFields, environment: String?, bundle: String?,
+        index: Int32
+    ) {
+        typealias C = TransactionsColumns
+        let int32 = { (k: String) in f.int64(k).flatMap { Int32(exactly: $0) } }
+        t.appendRow { w in
+            w.string(C.source, ctx.source)
+            w.int64(C.line, Int64(ctx.line))
+            w.string(C.recordID, ctx.recordID)
+            // Non-nullable in the schema: an absent value is written as an empty string, as for receipts.
+            w.string(C.bundleID, bundle ?? "")
+            w.string(C.receiptType, environment ?? "")
+            w.int32(C.quantity, int32("quantity"))
+            w.string(C.productID, f.string("productId") ?? "")
+            w.string(C.transactionID, f.string("transactionId") ?? "")
+            w.string(C.originalTransactionID, f.string("originalTransactionId"))
+            w.int64(C.purchaseDate, f.int64("purchaseDate"))
+            w.int64(C.originalPurchaseDate, f.int64("originalPurchaseDate"))
+            w.int64(C.expiresDate, f.int64("expiresDate"))
+            w.int64(C.cancellationDate, f.int64("revocationDate"))
+            w.int64(C.webOrderLineItemID, f.int64("webOrderLineItemId"))
+            w.bool(C.isTrialPeriod, nil)
+            w.bool(C.isInIntroOfferPeriod, nil)
+            w.null(string: C.promotionalOfferID)
+            w.int32(C.productType, nil)
+            w.int32(C.cancellationReason, int32("revocationReason"))
+            w.string(C.type, f.string("type"))
+            w.string(C.inAppOwnershipType, f.string("inAppOwnershipType"))
+            w.int64(C.revocationDate, f.int64("revocationDate"))
+            w.int32(C.revocationReason, int32("revocationReason"))
+            w.bool(C.isUpgraded, f.bool("isUpgraded"))
+            w.int32(C.offerType, int32("offerType"))
+            w.string(C.offerIdentifier, f.string("offerIdentifier"))
+            w.string(C.storefront, f.string("storefront"))
+            w.string(C.transactionReason, f.string("transactionReason"))
+            w.int64(C.price, f.int64("price"))
+            w.string(C.currency, f.string("currency"))
+            w.string(C.appAccountToken, f.string("appAccountToken"))
+            w.string(C.subscriptionGroupIdentifier, f.string("subscriptionGroupIdentifier"))
+            w.int64(C.signedDate, f.signedDate)
+            w.string(C.environment, f.string("environment"))
+            w.int32(C.jwsIndex, index)
+        }
+    }
+
+    private func appendRenewal(
+        _ t: inout ColumnTable, _ ctx: RowContext, _ f: JWSFields, environment: String?, index: Int32
+    ) {
+        typealias C = RenewalsColumns
+        let int32 = { (k: String) in f.int64(k).flatMap { Int32(exactly: $0) } }
+        t.appendRow { w in
+            w.string(C.source, ctx.source)
+            w.int64(C.line, Int64(ctx.line))
+            w.string(C.recordID, ctx.recordID)
+            w.int32(C.jwsIndex, index)
+            w.string(C.environment, environment)
+            w.string(C.originalTransactionID, f.string("originalTransactionId"))
+            w.string(C.productID, f.string("productId"))
+            w.string(C.autoRenewProductID, f.string("autoRenewProductId"))
+            w.int32(C.autoRenewStatus, int32("autoRenewStatus"))
+            w.int32(C.expirationIntent, int32("expirationIntent"))
+            w.bool(C.isInBillingRetryPeriod, f.bool("isInBillingRetryPeriod"))
+            w.int64(C.gracePeriodExpiresDate, f.int64("gracePeriodExpiresDate"))
+            w.int32(C.priceIncreaseStatus, int32("priceIncreaseStatus"))
+            w.int32(C.offerType, int32("offerType"))
+            w.string(C.offerIdentifier, f.string("offerIdentifier"))
+            w.int64(C.recentSubscriptionStartDate, f.int64("recentSubscriptionStartDate"))
+            w.int64(C.renewalDate, f.int64("renewalDate"))
+            w.int64(C.renewalPrice, f.int64("renewalPrice"))
+            w.string(C.currency, f.string("currency"))
+            w.int64(C.signedDate, f.signedDate)
+        }
+    }
+
+    /// One NDJSON object for a JWS receipts row: its position and verdict, and the decoded payload.
+    private func appendNDJSON(
+        _ ctx: RowContext, _ v: JWSVerdict, environment: String?, index: Int32, into out: inout [UInt8]
+    ) {
+        var object: [String: Any] = [
+            "source": String(decoding: ctx.source, as: UTF8.self), "line": ctx.line, "jws_index": Int(index),
+            "record_kind": Self.recordKind(v), "status": Int(v.status.rawValue), "verified": v.verified,
+        ]
+        if let id = ctx.recordID { object["record_id"] = String(decoding: id, as: UTF8.self) }
+        if let code = v.code {
+            object["error_code"] = code.rawValue
+            object["error_detail"] = v.detail ?? code.rawValue
+        }
+        if let environment { object["environment"] = environment }
+        if let payload = v.fields?.object { object["payload"] = payload }
+        let data =
+            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+            ?? Data("{}".utf8)
+        out.append(contentsOf: data)
+        out.append(0x0A)
+    }
+}
