@@ -9,6 +9,7 @@ prefix="${1:-$HOME/.local}"
 missing=()
 [ -f /usr/include/openssl/evp.h ] || missing+=(libssl-dev)
 [ -f /usr/include/zstd.h ] || missing+=(libzstd-dev)
+[ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "install: missing system libraries; install them first:  sudo apt-get install -y ${missing[*]}" >&2
     exit 1
