@@ -55,13 +55,14 @@ def generate_split_corpus(binary, directory, count, files, compress=(), customer
     return paths, os.path.join(ca, "root.pem")
 
 
-def reference_tables(binary, inputs, trust_anchor, out, fmt="parquet"):
-    """The single-machine run: `receiptflow export INPUT... --out out`, read back as pyarrow tables (Parquet; for
-    another format, the output directory)."""
+def reference_tables(binary, inputs, trust_anchor, out, fmt="parquet", extra=()):
+    """The single-machine run: `receiptflow export INPUT... --out out [extra]`, read back as pyarrow tables (Parquet;
+    for another format, the output directory)."""
     import pyarrow.parquet as pq
 
     subprocess.run(
-        [binary, "export", *inputs, "--out", out, "--trust-anchor", trust_anchor, "--quiet", "--format", fmt],
+        [binary, "export", *inputs, "--out", out, "--trust-anchor", trust_anchor, "--quiet", "--format", fmt,
+         *extra],
         check=True,
         stderr=subprocess.DEVNULL,
     )
