@@ -35,7 +35,7 @@ build_target() {  # name, module sources (Swift, C files of a C target with an i
                 cflags+=(-I "$tmp/$mod")
             fi
             ;;
-        Sources/CZstd | Sources/COpenSSL)
+        Sources/CZstd | Sources/CZlib | Sources/COpenSSL)
             # A system library module (its module map links the library).
             cflags+=(-I "$(cd "$f" && pwd)")
             ;;
@@ -56,7 +56,8 @@ build() {  # name
     der) build_target der Sources/ReceiptModel/*.swift Sources/ReceiptDER/*.swift Fuzz/DERFuzz.swift ;;
     ndjson) build_target ndjson Sources/ReceiptModel/*.swift Sources/ReceiptIO/NDJSONScanner.swift \
         Sources/ReceiptIO/JSONString.swift Sources/ReceiptIO/Base64.swift Sources/CSIMD/*.c Fuzz/NDJSONFuzz.swift ;;
-    zstd) build_target zstd Sources/CZstd Sources/ReceiptIO/ByteSource.swift Sources/ReceiptIO/ZstdByteSource.swift \
+    zstd) build_target zstd Sources/CZstd Sources/CZlib Sources/ReceiptIO/ByteSource.swift \
+        Sources/ReceiptIO/ZstdByteSource.swift Sources/ReceiptIO/GzipByteSource.swift Sources/ReceiptIO/InputSniffer.swift \
         Sources/ReceiptIO/InputOpener.swift Sources/ReceiptIO/RecordBatch.swift Sources/ReceiptIO/RecordReader.swift \
         Fuzz/ZstdFuzz.swift ;;
     jws) build_target jws Sources/COpenSSL Sources/CSIMD/*.c Sources/ReceiptModel/*.swift Sources/ReceiptDER/*.swift \
