@@ -61,7 +61,7 @@ public final class HistoryCollector {
             budget: budget)
         renewals = SpillStore(
             segment: Self.join(spillRoot, ".renewals-\(pid)"), workDirectory: Self.join(spillRoot, ".renewals-work-\(pid)"),
-            budget: max(budget / 8, 1 << 20))
+            budget: budget / 8)
     }
 
     static var budgetFromEnvironment: Int? {
