@@ -60,7 +60,8 @@ public final class HistoryCollector {
             segment: Self.join(spillRoot, ".segment-\(pid)"), workDirectory: Self.join(spillRoot, ".work-\(pid)"),
             budget: budget)
         renewals = SpillStore(
-            segment: Self.join(spillRoot, ".renewals-\(pid)"), workDirectory: Self.join(spillRoot, ".renewals-work-\(pid)"),
+            segment: Self.join(spillRoot, ".renewals-\(pid)"),
+            workDirectory: Self.join(spillRoot, ".renewals-work-\(pid)"),
             budget: budget / 8)
     }
 

@@ -60,8 +60,12 @@ struct RenewalRulesTests {
         let newer = Renewal(
             line: 3, originalTransactionID: "1", signed: day(45), autoRenewStatus: 0, autoRenewProductID: "annual",
             expirationIntent: 1, billingRetry: false, graceExpires: day(50))
-        // Input order does not matter: the newest by signed date wins.
-        for renewals in [[older, newer], [newer, older].map { r in var r = r; r.line = 5 - r.line; return r }] {
+        // Input order does not matter: the newest by signed date wins, also on the earlier line.
+        var newerFirst = newer
+        newerFirst.line = 2
+        var olderLast = older
+        olderLast.line = 3
+        for renewals in [[older, newer], [newerFirst, olderLast]] {
             let s = try row([twoPeriods], renewals)
             #expect(s["renewal_signed_date"] == ts(day(45)))
             #expect(s["auto_renew_status"] == "0")
@@ -195,7 +199,8 @@ struct RenewalRulesTests {
         // A renewal info without an environment is a Production one.
         var bare = retry
         bare.environment = nil
-        #expect(try rows([twoPeriods, sandbox], [bare], asOf: day(65)).map { $0["state"] } == ["billing_retry", "unknown"])
+        #expect(
+            try rows([twoPeriods, sandbox], [bare], asOf: day(65)).map { $0["state"] } == ["billing_retry", "unknown"])
     }
 
     @Test("a renewal info names no bundle: it refines every row of its environment and original transaction id")
