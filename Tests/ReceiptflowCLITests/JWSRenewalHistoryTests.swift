@@ -148,6 +148,49 @@ struct JWSRenewalHistoryTests {
         #expect(by["4000"]?["renewal_signed_date"] == Self.iso(Self.t0 + 50 * Self.day))
     }
 
+    static let python3Available: Bool = {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", "-c", "pass"]
+        p.standardError = FileHandle.nullDevice
+        guard (try? p.run()) != nil else { return false }
+        p.waitUntilExit()
+        return p.terminationStatus == 0
+    }()
+
+    /// The Python reference of the history rules (Tests/python/history_reference.py), written apart from the Swift
+    /// code, gives the same purchases and subscriptions from the export's receipts, transactions and renewals.
+    @Test(.enabled(if: python3Available, "needs python3"))
+    func thePythonReferenceAgrees() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jws-renewals-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (input, root) = try prepare(dir)
+        let out = dir.appendingPathComponent("csv")
+        try export(input, root, format: "csv", to: out)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = [
+            "python3", Fixtures.packageRoot.appendingPathComponent("Tests/python/history_reference.py").path,
+            out.path, input, "--as-of", "2024-05-05T00:00:00Z",
+        ]
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        try p.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        try #require(p.terminationStatus == 0)
+        func lines(_ name: String) throws -> [String] {
+            try String(contentsOf: out.appendingPathComponent(name), encoding: .utf8).split(
+                separator: "\n", omittingEmptySubsequences: false
+            ).map(String.init).filter { !$0.isEmpty }
+        }
+        let reference = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            .map(String.init)
+        let exported = try lines("purchases.csv") + [""] + lines("subscriptions.csv") + [""]
+        #expect(reference == exported)
+        #expect(try lines("subscriptions.csv").first?.hasSuffix("grace_period_expires_date") == true)
+    }
+
     @Test(.enabled(if: Python.pyarrowAvailable, "needs python3 with pyarrow"))
     func parquetHoldsTheSameSubscriptionsRowsAsCSV() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jws-renewals-\(UUID().uuidString)")
