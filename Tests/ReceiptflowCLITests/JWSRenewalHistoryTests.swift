@@ -101,11 +101,12 @@ struct JWSRenewalHistoryTests {
         return (input.path, root.path)
     }
 
-    func export(_ input: String, _ root: String, format: String, to out: URL) throws {
-        let (status, _, err) = try runTool([
-            "export", input, "--out", out.path, "--format", format, "--trust-anchor", root, "--as-of",
-            "2024-05-05T00:00:00Z", "--quiet",
-        ])
+    func export(_ input: String, _ root: String, format: String, to out: URL, _ extra: [String] = []) throws {
+        let (status, _, err) = try runTool(
+            [
+                "export", input, "--out", out.path, "--format", format, "--trust-anchor", root, "--as-of",
+                "2024-05-05T00:00:00Z", "--quiet",
+            ] + extra)
         try #require(status == 0, "\(err)")
     }
 
@@ -146,6 +147,23 @@ struct JWSRenewalHistoryTests {
         #expect(by["4000"]?["state"] == "billing_retry")
         #expect(by["4000"]?["grace_period_expires_date"] == "")
         #expect(by["4000"]?["renewal_signed_date"] == Self.iso(Self.t0 + 50 * Self.day))
+    }
+
+    /// A run in parts seals the renewal infos with each part (the spill of every part taken in at the end) and
+    /// writes the same subscriptions table as a plain run.
+    @Test func aRunInPartsGivesTheSameSubscriptions() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jws-renewals-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (input, root) = try prepare(dir)
+        try export(input, root, format: "csv", to: dir.appendingPathComponent("plain"))
+        let parts = dir.appendingPathComponent("parts")
+        try export(input, root, format: "csv", to: parts, ["--part-records", "2"])
+        let manifest = try String(contentsOf: parts.appendingPathComponent("manifest.json"), encoding: .utf8)
+        #expect(manifest.contains("part-00003"))
+        let plain = try Data(contentsOf: dir.appendingPathComponent("plain/subscriptions.csv"))
+        let inParts = try Data(contentsOf: parts.appendingPathComponent("subscriptions.csv"))
+        #expect(inParts == plain)
+        #expect(String(decoding: plain, as: UTF8.self).contains("grace_period"))
     }
 
     static let python3Available: Bool = {
