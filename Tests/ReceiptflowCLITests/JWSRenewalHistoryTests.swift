@@ -166,6 +166,19 @@ struct JWSRenewalHistoryTests {
         #expect(String(decoding: plain, as: UTF8.self).contains("grace_period"))
     }
 
+    @Test func ndjsonCarriesTheRenewalColumnsAsKeys() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jws-renewals-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (input, root) = try prepare(dir)
+        let out = dir.appendingPathComponent("ndjson")
+        try export(input, root, format: "ndjson", to: out)
+        let rows = try JWSExportTests.objects(out.appendingPathComponent("subscriptions.ndjson"))
+        #expect(rows.map { $0["state"] as? String } == ["grace_period", "active", "expired", "billing_retry"])
+        #expect(rows.map { $0["auto_renew_status"] as? Int } == [1, 0, 0, 1])
+        #expect(rows[0]["grace_period_expires_date"] as? String == Self.iso(Self.t0 + 76 * Self.day))
+        #expect(rows[1]["is_in_billing_retry_period"] is NSNull)
+    }
+
     static let python3Available: Bool = {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
