@@ -77,10 +77,7 @@ public final class HistoryCollector {
             table.add(columns, o)
             if table.bytes > purchases.budget { try purchases.spill(table.drain()) }
         }
-        if !sawJWS {
-            let index = batch.receipts.int32s[ReceiptsColumns.jwsIndex]
-            sawJWS = (0..<batch.receipts.rowCount).contains { index.valid[$0] }
-        }
+        if !sawJWS { sawJWS = batch.receipts.int32s[ReceiptsColumns.jwsIndex].valid.contains(true) }
         try RenewalRecord.extract(batch, input: input) { r throws(HistoryError) in try renewals.add(r) }
     }
 
