@@ -5,7 +5,7 @@ let jwsUsage = """
                                  [--ceiling-seconds S] [--json FILE] [--check FILE] [--peer] [--peer-limit N]
            receiptflow-bench jws --write DIR
 
-    End to end over a generated JWS corpus (made in --out if absent: about N JWS, default 20,000, seed 1; bare
+    End to end over a generated JWS corpus (made in --out if absent: about N JWS, default 10,000, seed 1; bare
     signed transactions, notification bodies with a nested transaction and renewal info, pages of
     signedTransactions, about 3% bad): each run exports it through ExportPipeline (zstd NDJSON in, Parquet out,
     verification on, --threads threads) and is compared with OpenSSL's ES256 verification (EVP_DigestVerify of
@@ -13,13 +13,13 @@ let jwsUsage = """
     (JWSEvaluator on signed transactions) against the same check. --check compares the report with the "jws"
     section of a thresholds file and exits 1 on a regression. --peer runs Apple's App Store Server Library for
     Python (scripts/peers/jws_apple.py, online checks off) over the first --peer-limit JWS of the corpus (default
-    2,000) on as many processes. --write DIR writes 2,000 signed transactions (jws.txt) and their root (root.der).
+    2,000, at most 5,000) on as many processes. --write DIR writes 2,000 signed transactions (jws.txt) and their root (root.der).
     """
 
 /// The `jws` mode: returns the exit status.
 func runJWSBenchmark(_ args: [String]) -> Int32 {
     do {
-        var count = 20_000
+        var count = 10_000
         var seed: UInt64 = 1
         var out = "bench-out"
         var threads = ProcessInfo.processInfo.activeProcessorCount
@@ -48,7 +48,7 @@ func runJWSBenchmark(_ args: [String]) -> Int32 {
             case "--json": json = try value()
             case "--check": check = try value()
             case "--peer": peer = true
-            case "--peer-limit": peerLimit = try RunOptions.number(try value(), "--peer-limit")
+            case "--peer-limit": peerLimit = min(JWSCorpus.listed, try RunOptions.number(try value(), "--peer-limit"))
             case "--write":
                 let dir = try value()
                 try writeJWSCorpus(count: 2000, directory: dir)

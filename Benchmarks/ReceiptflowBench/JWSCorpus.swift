@@ -17,13 +17,15 @@ struct JWSCorpus {
     var lines: Int
     var jws: Int
     var compressedBytes: Int
-    /// Every JWS of the corpus, one per line, top-level and nested (`jws.txt`, for the Python peer).
+    /// The first `listed` JWS of the corpus, one per line, top-level and nested in input order (for the ceiling's
+    /// inputs and the Python peer).
     var listPath: String
 
     static let bundleID = "com.example.bench"
     static let appAppleID: Int64 = 1_234_567_890
 
-    /// Loads (or first generates) `<directory>/jws-corpus-<jws>-s<seed>.ndjson.zst` and its `.jws.txt`.
+    /// Loads (or first generates) `<directory>/jws-corpus-<jws>-s<seed>.ndjson.zst`, its `.jws.txt` and its
+    /// counts (`.json`).
     static func prepare(directory: String, jws target: Int, seed: UInt64) throws -> JWSCorpus {
         let fm = FileManager.default
         try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -33,22 +35,28 @@ struct JWSCorpus {
         let base = directory + "/jws-corpus-\(target)-s\(seed)"
         let path = base + ".ndjson.zst"
         let listPath = base + ".jws.txt"
-        if !fm.fileExists(atPath: path) || !fm.fileExists(atPath: listPath) {
+        let metaPath = base + ".json"
+        if !fm.fileExists(atPath: path) || !fm.fileExists(atPath: listPath) || !fm.fileExists(atPath: metaPath) {
             FileHandle.standardError.write(Data("generating about \(target) JWS into \(path) ...\n".utf8))
-            let (ndjson, all) = generate(factory: JWSFactory(pki: pki), target: target, seed: seed)
+            let (ndjson, all, lines) = generate(factory: JWSFactory(pki: pki), target: target, seed: seed)
             try write(zstd(ndjson), to: path)
-            try write(Array((all.joined(separator: "\n") + "\n").utf8), to: listPath)
+            try write(Array((all.prefix(listed).joined(separator: "\n") + "\n").utf8), to: listPath)
+            try write(Array(#"{"jws": \#(all.count), "lines": \#(lines)}"#.utf8), to: metaPath)
         }
-        let list = try String(contentsOfFile: listPath, encoding: .utf8)
-        let jws = list.split(separator: "\n").count
-        let text = try decompressedLineCount(path)
+        guard
+            let meta = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: metaPath)))
+                as? [String: Any], let jws = meta["jws"] as? Int, let lines = meta["lines"] as? Int
+        else { throw BenchError("\(metaPath) does not describe the corpus; remove it to regenerate") }
         let size = (try fm.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
         return JWSCorpus(
-            path: path, rootDER: pki.root.der, lines: text, jws: jws, compressedBytes: size, listPath: listPath)
+            path: path, rootDER: pki.root.der, lines: lines, jws: jws, compressedBytes: size, listPath: listPath)
     }
 
+    /// How many JWS `jws.txt` holds: the first of the corpus, enough for the ceiling's inputs and the peer.
+    static let listed = 5000
+
     /// The NDJSON text and every JWS in it (nested ones after their notification), in input order.
-    static func generate(factory: JWSFactory, target: Int, seed: UInt64) -> ([UInt8], [String]) {
+    static func generate(factory: JWSFactory, target: Int, seed: UInt64) -> ([UInt8], [String], Int) {
         var out: [UInt8] = []
         var all: [String] = []
         var rng = SplitMix(seed: seed)
@@ -133,7 +141,7 @@ struct JWSCorpus {
                 append(["signedTransactions": page, "bundleId": bundleID, "hasMore": true])
             }
         }
-        return (out, all)
+        return (out, all, line)
     }
 
     private static func zstd(_ bytes: [UInt8]) throws -> [UInt8] {
@@ -150,17 +158,5 @@ struct JWSCorpus {
         let tmp = path + ".\(getpid()).tmp"
         try Data(bytes).write(to: URL(fileURLWithPath: tmp))
         try FileManager.default.moveItem(atPath: tmp, toPath: path)
-    }
-
-    private static func decompressedLineCount(_ path: String) throws -> Int {
-        let data = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        let size = data.withUnsafeBytes { ZSTD_getFrameContentSize($0.baseAddress, $0.count) }
-        guard size < 1 << 34 else { throw BenchError("\(path) is not one zstd frame of known size") }
-        var text = [UInt8](repeating: 0, count: Int(size))
-        let n = text.withUnsafeMutableBytes { d in
-            data.withUnsafeBytes { s in ZSTD_decompress(d.baseAddress, d.count, s.baseAddress, s.count) }
-        }
-        guard ZSTD_isError(n) == 0 else { throw BenchError("\(path): \(String(cString: ZSTD_getErrorName(n)))") }
-        return text.prefix(n).reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
     }
 }
