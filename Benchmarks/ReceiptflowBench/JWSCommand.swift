@@ -61,6 +61,14 @@ func runJWSBenchmark(_ args: [String]) -> Int32 {
             }
             i += 1
         }
+        // The thresholds are read first, so that a wrong path fails before minutes of measurement.
+        let thresholds: [String: Any]? = try check.map { path in
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            guard let t = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let section = t["jws"] as? [String: Any]
+            else { throw BenchError("\(path) has no \"jws\" section") }
+            return section
+        }
         let corpus = try JWSCorpus.prepare(directory: out, jws: count, seed: seed)
         let ceiling = try ES256Ceiling(corpus: corpus)
         let loadBefore = Measure.loadAverage()
@@ -138,11 +146,7 @@ func runJWSBenchmark(_ args: [String]) -> Int32 {
             print("receiptflow-bench jws: a ceiling or verifier check failed to verify a genuine JWS")
             return 1
         }
-        if let check {
-            let data = try Data(contentsOf: URL(fileURLWithPath: check))
-            guard let t = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-                let section = t["jws"] as? [String: Any]
-            else { throw BenchError("\(check) has no \"jws\" section") }
+        if let check, let section = thresholds {
             print("")
             let failures = checkSection(section, BenchReport.flatten(report))
             if failures > 0 {

@@ -157,6 +157,7 @@ struct JWSCorpus {
     private static func write(_ bytes: [UInt8], to path: String) throws {
         let tmp = path + ".\(getpid()).tmp"
         try Data(bytes).write(to: URL(fileURLWithPath: tmp))
+        try? FileManager.default.removeItem(atPath: path)
         try FileManager.default.moveItem(atPath: tmp, toPath: path)
     }
 }
