@@ -199,10 +199,9 @@ public struct PartManifest: Codable, Sendable, Equatable {
 
     /// The JSON text: keys sorted, indented, so that manifests diff cleanly.
     public func encoded() throws(ManifestError) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         do {
-            return Array(try encoder.encode(self)) + [0x0A]
+            return try JSONDocumentEncoder.encode(self).rendered(
+                layout: .indentedSpacedColon, sortingKeys: true, trailingNewline: true)
         } catch {
             throw ManifestError("cannot render the manifest: \(error)")
         }

@@ -129,15 +129,14 @@ func runBench(_ argv: [String]) -> Int32 {
     print("ratio:   " + String(format: "%.3f", ratio))
 
     if let path = args.value("--json") {
-        let entries: [[String: Any]] = [
-            ["name": "export throughput", "unit": "receipts/s", "value": rate.rounded()],
-            ["name": "RSA-2048 verify ceiling", "unit": "verifications/s", "value": best.rounded()],
-            ["name": "throughput / ceiling", "unit": "ratio", "value": (ratio * 1000).rounded() / 1000],
+        let entries: JSONDocument = [
+            ["name": "export throughput", "unit": "receipts/s", "value": .double(rate.rounded())],
+            ["name": "RSA-2048 verify ceiling", "unit": "verifications/s", "value": .double(best.rounded())],
+            ["name": "throughput / ceiling", "unit": "ratio", "value": .double((ratio * 1000).rounded() / 1000)],
         ]
+        let data = Data(entries.rendered(layout: .indentedSpacedColon, sortingKeys: true, trailingNewline: true))
         do {
-            let data = try JSONSerialization.data(
-                withJSONObject: entries, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-            try (data + Data("\n".utf8)).write(to: URL(fileURLWithPath: path), options: .atomic)
+            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
             printError("receiptflow bench: cannot write \(path): \(error.localizedDescription)")
             return 1

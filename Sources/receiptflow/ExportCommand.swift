@@ -168,15 +168,12 @@ private func commitRun(
         result: result, inputs: config.inputs, format: setup.format.rawValue, verify: config.verify,
         threads: config.threads)
     summary.history = history
-    do {
-        try unit.stage(name: CommitUnit.marker, bytes: try summary.encoded())
+    do throws(SinkError) {
+        try unit.stage(name: CommitUnit.marker, bytes: summary.encoded())
         try unit.commit(removing: earlier)
-    } catch let error as SinkError {
+    } catch {
         printError("receiptflow export: \(error.message)")
         printError("receiptflow export: the run did not complete; \(setup.out) was left as it was before it.")
-        return 1
-    } catch {
-        printError("receiptflow export: \(error)")
         return 1
     }
     if !setup.quiet { printError("receiptflow export: \(closingLine(result.counts, out: setup.out))") }

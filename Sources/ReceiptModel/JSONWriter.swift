@@ -1,0 +1,98 @@
+/// Lays out JSON objects and arrays in a byte buffer: commas, colons, and with an indented layout newlines and two
+/// spaces per level. Members come in the order they are written. The values themselves are `JSONText`'s.
+///
+/// Tracks "first member" per nesting level in a bit mask, so it never allocates (nesting deeper than 63 levels
+/// is not needed here and trips a precondition).
+public struct JSONWriter {
+    /// Where the whitespace goes.
+    public enum Layout: Sendable {
+        /// No whitespace: `{"a":1,"b":[2]}` (NDJSON lines, table rows, signed payloads).
+        case compact
+        /// One member per line, two spaces per level, `"a": 1` (`inspect --pretty`).
+        case indented
+        /// As `indented` with a space before the colon, `"a" : 1`: the layout of `summary.json`, `manifest.json`
+        /// and `bench --json`, which scripts read with `grep`.
+        case indentedSpacedColon
+    }
+
+    public let layout: Layout
+    private var depth = 0
+    private var firstMask: UInt64 = 0
+
+    public init(layout: Layout) { self.layout = layout }
+
+    /// A writer placed inside an object whose `{` (and perhaps some members) someone else writes: its first
+    /// member gets no comma when `hasMembers` is false. Closing that object is up to the caller too.
+    public static func continuingObject(layout: Layout = .compact, hasMembers: Bool) -> JSONWriter {
+        var w = JSONWriter(layout: layout)
+        w.depth = 1
+        if !hasMembers { w.firstMask = 1 << 1 }
+        return w
+    }
+
+    private var indented: Bool { layout != .compact }
+
+    private mutating func open(_ c: UInt8, into out: inout [UInt8]) {
+        out.append(c)
+        depth += 1
+        precondition(depth < 64, "JSON nesting too deep")
+        firstMask |= 1 << UInt64(depth)
+    }
+
+    private mutating func close(_ c: UInt8, into out: inout [UInt8]) {
+        let empty = firstMask & (1 << UInt64(depth)) != 0
+        firstMask &= ~(1 << UInt64(depth))
+        depth -= 1
+        if indented && !empty { newline(into: &out) }
+        out.append(c)
+    }
+
+    private func newline(into out: inout [UInt8]) {
+        out.append(0x0A)
+        for _ in 0..<(depth * 2) { out.append(0x20) }
+    }
+
+    /// Starts the next member or element: a comma unless first, and the indentation.
+    private mutating func separator(into out: inout [UInt8]) {
+        let bit: UInt64 = 1 << UInt64(depth)
+        if firstMask & bit != 0 {
+            firstMask &= ~bit
+        } else {
+            out.append(UInt8(ascii: ","))
+        }
+        if indented { newline(into: &out) }
+    }
+
+    private func colon(into out: inout [UInt8]) {
+        switch layout {
+        case .compact: out.append(UInt8(ascii: ":"))
+        case .indented: out.append(contentsOf: [UInt8(ascii: ":"), 0x20])
+        case .indentedSpacedColon: out.append(contentsOf: [0x20, UInt8(ascii: ":"), 0x20])
+        }
+    }
+
+    public mutating func beginObject(into out: inout [UInt8]) { open(UInt8(ascii: "{"), into: &out) }
+    public mutating func endObject(into out: inout [UInt8]) { close(UInt8(ascii: "}"), into: &out) }
+    public mutating func beginArray(into out: inout [UInt8]) { open(UInt8(ascii: "["), into: &out) }
+    public mutating func endArray(into out: inout [UInt8]) { close(UInt8(ascii: "]"), into: &out) }
+
+    /// Starts an array element (call before writing an element value).
+    public mutating func element(into out: inout [UInt8]) { separator(into: &out) }
+
+    /// Writes `"key":` for a static ASCII key that needs no escapes, optionally with a suffix such as `_ms`.
+    public mutating func key(_ k: StaticString, suffix: StaticString = "", into out: inout [UInt8]) {
+        separator(into: &out)
+        out.append(UInt8(ascii: "\""))
+        k.withUTF8Buffer { out.append(contentsOf: $0) }
+        suffix.withUTF8Buffer { out.append(contentsOf: $0) }
+        out.append(UInt8(ascii: "\""))
+        colon(into: &out)
+    }
+
+    /// Writes `"key":` for any key, escaped as a JSON string.
+    public mutating func key(_ k: String, into out: inout [UInt8]) {
+        separator(into: &out)
+        JSONText.appendString(k, into: &out)
+        colon(into: &out)
+    }
+}
