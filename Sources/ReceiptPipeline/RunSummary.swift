@@ -87,14 +87,34 @@ public struct RunSummary: Sendable {
             try replaceFileDurably(directory: directory, name: "summary.json", bytes: bytes)
         } catch {
             let path = directory.hasSuffix("/") ? directory + "summary.json" : directory + "/summary.json"
-            throw SummaryError("cannot write \(path) (\(error.message)); check that --out is writable")
+            throw SummaryError(.cannotWrite, path: path, reason: error.message)
         }
     }
 }
 
-/// A failure writing the summary; the run cannot complete (exit status 1).
-public struct SummaryError: Error, Sendable, CustomStringConvertible {
-    public var message: String
-    public init(_ m: String) { message = m }
+/// A failure writing the summary; the run cannot complete (exit status 1). A code, the file and the reason; the
+/// message is rendered from them.
+public struct SummaryError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: Sendable, Equatable {
+        /// The file could not be written (`reason`: the writer's words).
+        case cannotWrite
+    }
+
+    public var code: Code
+    public var path: String
+    public var reason: String
+
+    public init(_ code: Code, path: String, reason: String) {
+        self.code = code
+        self.path = path
+        self.reason = reason
+    }
+
+    public var message: String {
+        switch code {
+        case .cannotWrite: return "cannot write \(path) (\(reason)); check that --out is writable"
+        }
+    }
+
     public var description: String { message }
 }

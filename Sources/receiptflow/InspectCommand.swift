@@ -62,7 +62,9 @@ func runInspect(_ argv: [String]) -> Int32 {
         } else if case .millis(let ms) = Array(at.utf8).withUnsafeBytes({ DateParser.parse($0) }) {
             atTime = ms
         } else {
-            return usageError("inspect", "--at takes `now` or a date like 2020-01-31T12:00:00Z, got '\(at)'")
+            let error = UsageError(
+                .invalidValue, option: "--at", value: at, expected: "`now` or a date like 2020-01-31T12:00:00Z")
+            return usageError("inspect", error.message)
         }
     }
 
