@@ -9,12 +9,13 @@
 /// Numbers: integers exactly; finite doubles in the shortest text that reads back as the same double (integral
 /// values below 2^53 without a fraction: `6`, not `6.0`); a non-finite double, which JSON cannot express, is `null`.
 public enum JSONText {
-    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+    @usableFromInline static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     // MARK: - Strings
 
     /// Appends `s` as a JSON string literal.
-    public static func appendString(_ s: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+    // Inlinable: the verifyReceipt NDJSON writer and the table writers (other modules) call it for every string.
+    @inlinable public static func appendString(_ s: UnsafeRawBufferPointer, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var runStart = 0
         var i = 0
@@ -48,7 +49,7 @@ public enum JSONText {
     }
 
     /// Appends `s` as a JSON string literal (a `String` is valid UTF-8, so nothing is replaced).
-    public static func appendString(_ s: String, into out: inout [UInt8]) {
+    @inlinable public static func appendString(_ s: String, into out: inout [UInt8]) {
         var s = s
         s.withUTF8 { appendString(UnsafeRawBufferPointer($0), into: &out) }
     }
@@ -63,7 +64,7 @@ public enum JSONText {
         out.append(UInt8(ascii: "]"))
     }
 
-    private static func appendEscape(_ b: UInt8, into out: inout [UInt8]) {
+    @usableFromInline static func appendEscape(_ b: UInt8, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\\"))
         switch b {
         case UInt8(ascii: "\""): out.append(UInt8(ascii: "\""))
@@ -80,13 +81,13 @@ public enum JSONText {
     // MARK: - UTF-8 (Unicode 15, table 3-7)
 
     /// The length of the well-formed sequence starting with the non-ASCII byte at `i`, or 0 when it is ill-formed.
-    private static func validSequenceLength(_ s: UnsafeRawBufferPointer, at i: Int) -> Int {
+    @usableFromInline static func validSequenceLength(_ s: UnsafeRawBufferPointer, at i: Int) -> Int {
         let (length, valid) = scan(s, at: i)
         return valid ? length : 0
     }
 
     /// How many bytes one U+FFFD replaces: the maximal prefix of a well-formed sequence (at least 1 byte).
-    private static func illFormedLength(_ s: UnsafeRawBufferPointer, at i: Int) -> Int {
+    @usableFromInline static func illFormedLength(_ s: UnsafeRawBufferPointer, at i: Int) -> Int {
         max(scan(s, at: i).length, 1)
     }
 
@@ -132,10 +133,14 @@ public enum JSONText {
     // MARK: - Numbers and literals
 
     /// Appends `v` in decimal.
-    public static func appendInteger(_ v: Int64, into out: inout [UInt8]) { DecimalText.append(v, into: &out) }
+    @inlinable public static func appendInteger(_ v: Int64, into out: inout [UInt8]) {
+        DecimalText.append(v, into: &out)
+    }
 
     /// Appends `v` in decimal.
-    public static func appendInteger(_ v: UInt64, into out: inout [UInt8]) { DecimalText.append(v, into: &out) }
+    @inlinable public static func appendInteger(_ v: UInt64, into out: inout [UInt8]) {
+        DecimalText.append(v, into: &out)
+    }
 
     /// Appends `v`: the shortest text that reads back as `v`, integral values below 2^53 as integers, and `null`
     /// for infinities and NaN.
@@ -154,10 +159,10 @@ public enum JSONText {
     }
 
     /// Appends `true` or `false`.
-    public static func appendBool(_ v: Bool, into out: inout [UInt8]) {
+    @inlinable public static func appendBool(_ v: Bool, into out: inout [UInt8]) {
         out.append(contentsOf: v ? "true".utf8 : "false".utf8)
     }
 
     /// Appends `null`.
-    public static func appendNull(into out: inout [UInt8]) { out.append(contentsOf: "null".utf8) }
+    @inlinable public static func appendNull(into out: inout [UInt8]) { out.append(contentsOf: "null".utf8) }
 }

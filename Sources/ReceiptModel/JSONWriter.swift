@@ -16,10 +16,11 @@ public struct JSONWriter {
     }
 
     public let layout: Layout
-    private var depth = 0
-    private var firstMask: UInt64 = 0
+    @usableFromInline var depth = 0
+    @usableFromInline var firstMask: UInt64 = 0
 
-    public init(layout: Layout) { self.layout = layout }
+    // Inlinable: the verifyReceipt NDJSON writer (another module) calls these for every member of every record.
+    @inlinable public init(layout: Layout) { self.layout = layout }
 
     /// A writer placed inside an object whose `{` (and perhaps some members) someone else writes: its first
     /// member gets no comma when `hasMembers` is false. Closing that object is up to the caller too.
@@ -30,16 +31,16 @@ public struct JSONWriter {
         return w
     }
 
-    private var indented: Bool { layout != .compact }
+    @usableFromInline var indented: Bool { layout != .compact }
 
-    private mutating func open(_ c: UInt8, into out: inout [UInt8]) {
+    @inlinable mutating func open(_ c: UInt8, into out: inout [UInt8]) {
         out.append(c)
         depth += 1
         precondition(depth < 64, "JSON nesting too deep")
         firstMask |= 1 << UInt64(depth)
     }
 
-    private mutating func close(_ c: UInt8, into out: inout [UInt8]) {
+    @inlinable mutating func close(_ c: UInt8, into out: inout [UInt8]) {
         let empty = firstMask & (1 << UInt64(depth)) != 0
         firstMask &= ~(1 << UInt64(depth))
         depth -= 1
@@ -47,13 +48,13 @@ public struct JSONWriter {
         out.append(c)
     }
 
-    private func newline(into out: inout [UInt8]) {
+    @inlinable func newline(into out: inout [UInt8]) {
         out.append(0x0A)
         for _ in 0..<(depth * 2) { out.append(0x20) }
     }
 
     /// Starts the next member or element: a comma unless first, and the indentation.
-    private mutating func separator(into out: inout [UInt8]) {
+    @inlinable mutating func separator(into out: inout [UInt8]) {
         let bit: UInt64 = 1 << UInt64(depth)
         if firstMask & bit != 0 {
             firstMask &= ~bit
@@ -63,7 +64,7 @@ public struct JSONWriter {
         if indented { newline(into: &out) }
     }
 
-    private func colon(into out: inout [UInt8]) {
+    @inlinable func colon(into out: inout [UInt8]) {
         switch layout {
         case .compact: out.append(UInt8(ascii: ":"))
         case .indented: out.append(contentsOf: [UInt8(ascii: ":"), 0x20])
@@ -71,16 +72,16 @@ public struct JSONWriter {
         }
     }
 
-    public mutating func beginObject(into out: inout [UInt8]) { open(UInt8(ascii: "{"), into: &out) }
-    public mutating func endObject(into out: inout [UInt8]) { close(UInt8(ascii: "}"), into: &out) }
-    public mutating func beginArray(into out: inout [UInt8]) { open(UInt8(ascii: "["), into: &out) }
-    public mutating func endArray(into out: inout [UInt8]) { close(UInt8(ascii: "]"), into: &out) }
+    @inlinable public mutating func beginObject(into out: inout [UInt8]) { open(UInt8(ascii: "{"), into: &out) }
+    @inlinable public mutating func endObject(into out: inout [UInt8]) { close(UInt8(ascii: "}"), into: &out) }
+    @inlinable public mutating func beginArray(into out: inout [UInt8]) { open(UInt8(ascii: "["), into: &out) }
+    @inlinable public mutating func endArray(into out: inout [UInt8]) { close(UInt8(ascii: "]"), into: &out) }
 
     /// Starts an array element (call before writing an element value).
-    public mutating func element(into out: inout [UInt8]) { separator(into: &out) }
+    @inlinable public mutating func element(into out: inout [UInt8]) { separator(into: &out) }
 
     /// Writes `"key":` for a static ASCII key that needs no escapes, optionally with a suffix such as `_ms`.
-    public mutating func key(_ k: StaticString, suffix: StaticString = "", into out: inout [UInt8]) {
+    @inlinable public mutating func key(_ k: StaticString, suffix: StaticString = "", into out: inout [UInt8]) {
         separator(into: &out)
         out.append(UInt8(ascii: "\""))
         k.withUTF8Buffer { out.append(contentsOf: $0) }
