@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptJWS
 import ReceiptModel
+import ReceiptPipeline
 import ReceiptVerify
 
 /// `inspect` of a JWS (a compact JWS, or a notification body `{"signedPayload": ...}`): the verdict, the decoded
@@ -39,7 +40,7 @@ enum InspectJWS {
         o["error_detail"] = .string(v.detail)
         o["alg"] = .string(v.alg)
         o["leaf_sha256"] = .string(v.leafSHA256)
-        o["payload"] = v.fields.map { foundationValue($0.object) } ?? .null
+        o["payload"] = v.fields?.jsonDocument ?? .null
         if !v.nested.isEmpty {
             o["nested"] = .array(
                 v.nested.map { entry in
@@ -49,26 +50,5 @@ enum InspectJWS {
                 })
         }
         return o
-    }
-
-    /// A value `JSONSerialization` parsed (strings, `NSNumber`s, arrays, dictionaries, `NSNull`) as a `JSONDocument`.
-    /// Booleans are the `NSNumber`s of type `c`; integers stay exact.
-    static func foundationValue(_ any: Any) -> JSONDocument {
-        switch any {
-        case let s as String: return .string(s)
-        case let n as NSNumber:
-            switch String(cString: n.objCType) {
-            case "c": return .bool(n.boolValue)
-            case "d", "f": return .double(n.doubleValue)
-            case "Q" where n.uint64Value > UInt64(Int64.max): return .double(n.doubleValue)
-            default: return .integer(n.int64Value)
-            }
-        case let a as [Any]: return .array(a.map(foundationValue))
-        case let d as [String: Any]:
-            var o = JSONObject()
-            for (k, v) in d { o[k] = foundationValue(v) }
-            return .object(o)
-        default: return .null
-        }
     }
 }
