@@ -91,7 +91,7 @@ public struct JSONWriter {
     }
 
     /// Writes `"key":` for any key, escaped as a JSON string.
-    public mutating func key(_ k: String, into out: inout [UInt8]) {
+    @inlinable public mutating func key(_ k: String, into out: inout [UInt8]) {
         separator(into: &out)
         JSONText.appendString(k, into: &out)
         colon(into: &out)
