@@ -1,8 +1,8 @@
 /// Lays out JSON objects and arrays in a byte buffer: commas, colons, and with an indented layout newlines and two
 /// spaces per level. Members come in the order they are written. The values themselves are `JSONText`'s.
 ///
-/// Tracks "first member" per nesting level in a bit mask, so it never allocates (nesting deeper than 63 levels
-/// is not needed here and trips a precondition).
+/// Tracks "first member" per nesting level in a bit mask, so it does not allocate for the first 63 levels; deeper
+/// levels (a decoded JWS payload is untrusted and may nest deeply) go on a stack of flags.
 public struct JSONWriter {
     /// Where the whitespace goes.
     public enum Layout: Sendable {
@@ -18,6 +18,8 @@ public struct JSONWriter {
     public let layout: Layout
     @usableFromInline var depth = 0
     @usableFromInline var firstMask: UInt64 = 0
+    /// "No member yet" of the levels from 64 down.
+    @usableFromInline var deepFirst: [Bool] = []
 
     // Inlinable: the verifyReceipt NDJSON writer (another module) calls these for every member of every record.
     @inlinable public init(layout: Layout) { self.layout = layout }
@@ -36,13 +38,17 @@ public struct JSONWriter {
     @inlinable mutating func open(_ c: UInt8, into out: inout [UInt8]) {
         out.append(c)
         depth += 1
-        precondition(depth < 64, "JSON nesting too deep")
-        firstMask |= 1 << UInt64(depth)
+        if depth < 64 { firstMask |= 1 << UInt64(depth) } else { deepFirst.append(true) }
     }
 
     @inlinable mutating func close(_ c: UInt8, into out: inout [UInt8]) {
-        let empty = firstMask & (1 << UInt64(depth)) != 0
-        firstMask &= ~(1 << UInt64(depth))
+        let empty: Bool
+        if depth < 64 {
+            empty = firstMask & (1 << UInt64(depth)) != 0
+            firstMask &= ~(1 << UInt64(depth))
+        } else {
+            empty = deepFirst.removeLast()
+        }
         depth -= 1
         if indented && !empty { newline(into: &out) }
         out.append(c)
@@ -55,20 +61,30 @@ public struct JSONWriter {
 
     /// Starts the next member or element: a comma unless first, and the indentation.
     @inlinable mutating func separator(into out: inout [UInt8]) {
-        let bit: UInt64 = 1 << UInt64(depth)
-        if firstMask & bit != 0 {
+        let first: Bool
+        if depth < 64 {
+            let bit: UInt64 = 1 << UInt64(depth)
+            first = firstMask & bit != 0
             firstMask &= ~bit
         } else {
-            out.append(UInt8(ascii: ","))
+            first = deepFirst[deepFirst.count - 1]
+            deepFirst[deepFirst.count - 1] = false
         }
+        if !first { out.append(UInt8(ascii: ",")) }
         if indented { newline(into: &out) }
     }
 
     @inlinable func colon(into out: inout [UInt8]) {
         switch layout {
-        case .compact: out.append(UInt8(ascii: ":"))
-        case .indented: out.append(contentsOf: [UInt8(ascii: ":"), 0x20])
-        case .indentedSpacedColon: out.append(contentsOf: [0x20, UInt8(ascii: ":"), 0x20])
+        case .compact:
+            out.append(UInt8(ascii: ":"))
+        case .indented:
+            out.append(UInt8(ascii: ":"))
+            out.append(0x20)
+        case .indentedSpacedColon:
+            out.append(0x20)
+            out.append(UInt8(ascii: ":"))
+            out.append(0x20)
         }
     }
 

@@ -71,6 +71,16 @@ import Testing
         }
     }
 
+    /// A decoded JWS payload is untrusted: nesting far deeper than the writer's bit mask covers must still work.
+    @Test(arguments: [JSONWriter.Layout.compact, .indented, .indentedSpacedColon])
+    func deepNestingReadsBack(layout: JSONWriter.Layout) throws {
+        var doc: JSONDocument = ["leaf": [1, "x", []]]
+        for level in 0..<300 { doc = level % 2 == 0 ? [doc, .null] : ["k\(level)": doc, "empty": [:]] }
+        let text = doc.rendered(layout: layout)
+        let parsed = try JSONSerialization.jsonObject(with: Data(text))
+        #expect(Self.same(parsed, doc))
+    }
+
     @Test func keepsTheOrderGivenOrSortsByBytes() {
         let doc: JSONDocument = ["b": 1, "a": ["z": true, "y": nil], "B": [], "é": "x"]
         #expect(String(decoding: doc.rendered(), as: UTF8.self) == #"{"b":1,"a":{"z":true,"y":null},"B":[],"é":"x"}"#)
