@@ -1,13 +1,5 @@
 import Foundation
 
-/// A usage error: the one-line reason is printed with where to find the command's options, and the process
-/// exits with status 2.
-public struct UsageError: Error {
-    public var message: String
-
-    public init(message: String) { self.message = message }
-}
-
 /// A small argument scanner for the command-line tools: `--name value`, `--name=value`, flags, and positionals.
 public struct Arguments {
     public private(set) var positionals: [String] = []
@@ -33,17 +25,17 @@ public struct Arguments {
                     value = String(a[a.index(after: eq)...])
                 }
                 if flags.contains(name) {
-                    if value != nil { throw UsageError(message: "\(name) takes no value") }
+                    if value != nil { throw UsageError(.unexpectedValue, option: name) }
                     options.append((name, nil))
                 } else if valued.contains(name) {
                     if value == nil {
                         i += 1
-                        guard i < args.count else { throw UsageError(message: "\(name) needs a value") }
+                        guard i < args.count else { throw UsageError(.missingValue, option: name) }
                         value = args[i]
                     }
                     options.append((name, value))
                 } else {
-                    throw UsageError(message: "unknown option \(name)")
+                    throw UsageError(.unknownOption, option: name)
                 }
             }
             i += 1
@@ -56,7 +48,9 @@ public struct Arguments {
 
     public func int(_ name: String) throws(UsageError) -> Int? {
         guard let v = value(name) else { return nil }
-        guard let n = Int(v) else { throw UsageError(message: "\(name) takes a whole number, got '\(v)'") }
+        guard let n = Int(v) else {
+            throw UsageError(.invalidValue, option: name, value: v, expected: "a whole number")
+        }
         return n
     }
 }

@@ -4,14 +4,6 @@
     import Darwin
 #endif
 
-/// An input that could not be read; the run cannot complete (exit status 1). The message names the input and
-/// says what to do.
-public struct InputError: Error, Sendable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
-}
-
 /// A stream of bytes read in large chunks: a file, standard input, or a decompressor over one of them.
 ///
 /// Not thread-safe: one reader thread owns a source.
@@ -41,7 +33,7 @@ public final class FileByteSource: ByteSource {
         } else {
             let d = open(path, O_RDONLY | O_CLOEXEC)
             guard d >= 0 else {
-                throw InputError("cannot open input '\(path)': \(Self.errnoText()); check the path and its permissions")
+                throw InputError(.cannotOpen, input: path, reason: Self.errnoText())
             }
             fd = d
             ownsDescriptor = true
@@ -51,7 +43,7 @@ public final class FileByteSource: ByteSource {
             knownSize = Int(st.st_size)
         } else if fd != 0 && fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
             close(fd)
-            throw InputError("input '\(path)' is a directory; give the files inside it instead")
+            throw InputError(.isDirectory, input: path)
         } else {
             knownSize = nil
         }
@@ -75,7 +67,7 @@ public final class FileByteSource: ByteSource {
             }
             // A signal (SIGINT is handled elsewhere, progress timers) interrupted the call: retry.
             if errno == EINTR { continue }
-            throw InputError("cannot read input '\(name)': \(Self.errnoText())")
+            throw InputError(.cannotRead, input: name, reason: Self.errnoText())
         }
     }
 

@@ -28,7 +28,7 @@ final class GzipByteSource: ByteSource {
         guard rc == Z_OK else {
             stream.deallocate()
             input.deallocate()
-            throw InputError("cannot start gzip decompression of '\(name)' (zlib error \(rc))")
+            throw InputError(.decoderUnavailable, input: name, compression: .gzip, reason: "zlib error \(rc)")
         }
     }
 
@@ -53,9 +53,7 @@ final class GzipByteSource: ByteSource {
                     return 0
                 }
                 guard stream.pointee.next_in.pointee == 0x1F else {
-                    throw InputError(
-                        "input '\(name)' has data after its gzip content that is not another gzip member; "
-                            + "check the file (gzip -t)")
+                    throw InputError(.trailingData, input: name, compression: .gzip)
                 }
                 inflateReset(stream)
                 memberEnded = false
@@ -70,16 +68,16 @@ final class GzipByteSource: ByteSource {
             case Z_OK:
                 break
             case Z_BUF_ERROR where innerEnded && stream.pointee.avail_in == 0:
-                throw InputError("input '\(name)' ends inside its gzip data: the file is truncated")
+                throw InputError(.truncated, input: name, compression: .gzip)
             case Z_BUF_ERROR:
                 break
             default:
                 let why = stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(rc)"
-                throw InputError("input '\(name)' is not valid gzip data (\(why)); check the file (gzip -t)")
+                throw InputError(.corrupt, input: name, compression: .gzip, reason: why)
             }
             if produced > 0 { return produced }
             if stream.pointee.avail_in == 0 && innerEnded && !memberEnded {
-                throw InputError("input '\(name)' ends inside its gzip data: the file is truncated")
+                throw InputError(.truncated, input: name, compression: .gzip)
             }
         }
     }

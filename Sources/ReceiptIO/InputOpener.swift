@@ -35,11 +35,10 @@ public enum InputOpener {
             return fstat(0, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG ? Int(st.st_size) : nil
         }
         guard stat(path, &st) == 0, access(path, R_OK) == 0 else {
-            let why = String(cString: strerror(errno))
-            throw InputError("cannot open input '\(path)': \(why); check the path and its permissions")
+            throw InputError(.cannotOpen, input: path, reason: String(cString: strerror(errno)))
         }
         switch st.st_mode & S_IFMT {
-        case S_IFDIR: throw InputError("input '\(path)' is a directory; give the files inside it instead")
+        case S_IFDIR: throw InputError(.isDirectory, input: path)
         case S_IFREG: return Int(st.st_size)
         default: return nil
         }

@@ -182,9 +182,7 @@ public final class RecordReader {
         head = nil
         let problem = bytes.withUnsafeBytes { InputSniffer.problem($0) }
         if let problem {
-            throw InputError(
-                "input '\(name == "-" ? "standard input" : name)' is \(problem), which receiptflow cannot read; "
-                    + "give NDJSON or base64 text, plain or compressed with gzip or zstd")
+            throw InputError(.unsupportedContent, input: name, reason: problem)
         }
     }
 

@@ -32,7 +32,9 @@ public final class ZstdByteSource: ByteSource {
     private var failure: InputError? = nil
 
     public init(_ inner: any ByteSource, name: String) throws(InputError) {
-        guard let ds = ZSTD_createDStream() else { throw InputError("out of memory creating a zstd stream") }
+        guard let ds = ZSTD_createDStream() else {
+            throw InputError(.decoderUnavailable, input: name, compression: .zstd, reason: "out of memory")
+        }
         ZSTD_initDStream(ds)
         stream = ds
         self.inner = inner
@@ -129,13 +131,13 @@ public final class ZstdByteSource: ByteSource {
     }
 
     private func truncated() -> InputError {
-        InputError("input '\(name)' ends in the middle of a zstd frame; the file is truncated")
+        InputError(.truncated, input: name, compression: .zstd)
     }
 
     /// The error libzstd reports for corrupt data, for the declared-size check made here.
     private func corrupt() -> InputError {
         let why = String(cString: ZSTD_getErrorString(ZSTD_error_corruption_detected))
-        return InputError("input '\(name)' is not a valid zstd stream (\(why)); check that the file is complete")
+        return InputError(.corrupt, input: name, compression: .zstd, reason: why)
     }
 
     private func invalid(_ code: Int) -> InputError {
@@ -143,15 +145,11 @@ public final class ZstdByteSource: ByteSource {
         // A window beyond libzstd's default limit (128 MB, e.g. `zstd --long=31`) is a complete, valid file that
         // this reader refuses to keep that much history for: say so instead of suggesting truncation.
         if ZSTD_getErrorCode(code) == ZSTD_error_frameParameter_windowTooLarge {
-            return InputError(
-                "input '\(name)' was compressed with a zstd window larger than 128 MB (\(why)), more memory than "
-                    + "receiptflow keeps per input; recompress it without --long=28 or more, e.g. "
-                    + "`zstd -dc FILE | zstd -19 -o FILE2.zst`")
+            return InputError(.windowTooLarge, input: name, compression: .zstd, reason: why)
         }
         if ZSTD_getErrorCode(code) == ZSTD_error_checksum_wrong {
-            return InputError(
-                "input '\(name)' fails its zstd content checksum (\(why)); the file is damaged, get a fresh copy")
+            return InputError(.checksumMismatch, input: name, compression: .zstd, reason: why)
         }
-        return InputError("input '\(name)' is not a valid zstd stream (\(why)); check that the file is complete")
+        return InputError(.corrupt, input: name, compression: .zstd, reason: why)
     }
 }

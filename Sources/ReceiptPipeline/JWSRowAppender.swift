@@ -222,21 +222,19 @@ struct JWSRowAppender {
     private func appendNDJSON(
         _ ctx: RowContext, _ v: JWSVerdict, environment: String?, index: Int32, into out: inout [UInt8]
     ) {
-        var object: [String: Any] = [
-            "source": String(decoding: ctx.source, as: UTF8.self), "line": ctx.line, "jws_index": Int(index),
-            "record_kind": Self.recordKind(v), "status": Int(v.status.rawValue), "verified": v.verified,
-        ]
-        if let id = ctx.recordID { object["record_id"] = String(decoding: id, as: UTF8.self) }
+        var object = JSONObject([
+            "source": .string(String(decoding: ctx.source, as: UTF8.self)), "line": .integer(Int64(ctx.line)),
+            "jws_index": .integer(Int64(index)), "record_kind": .string(Self.recordKind(v)),
+            "status": .integer(Int64(v.status.rawValue)), "verified": .bool(v.verified),
+        ])
+        if let id = ctx.recordID { object["record_id"] = .string(String(decoding: id, as: UTF8.self)) }
         if let code = v.code {
-            object["error_code"] = code.rawValue
-            object["error_detail"] = v.detail ?? code.rawValue
+            object["error_code"] = .string(code.rawValue)
+            object["error_detail"] = .string(v.detail ?? code.rawValue)
         }
-        if let environment { object["environment"] = environment }
-        if let payload = v.fields?.object { object["payload"] = payload }
-        let data =
-            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
-            ?? Data("{}".utf8)
-        out.append(contentsOf: data)
+        if let environment { object["environment"] = .string(environment) }
+        if let payload = v.fields { object["payload"] = payload.jsonDocument }
+        out.append(contentsOf: JSONDocument.object(object).rendered(sortingKeys: true))
         out.append(0x0A)
     }
 }

@@ -67,13 +67,13 @@ public struct StoredCounts: Codable, Sendable, Equatable {
         c.inputBytes = inputBytes
         for (k, n) in byStatus {
             guard let i = ReceiptStatus.allCases.firstIndex(where: { String($0.rawValue) == k }) else {
-                throw ManifestError("the manifest counts an unknown status \(k)")
+                throw ManifestError(.unknownStatus, value: k)
             }
             c.byStatus[i] += n
         }
         for (k, n) in byErrorCode {
             guard let i = ErrorCode.allCases.firstIndex(where: { $0.rawValue == k }) else {
-                throw ManifestError("the manifest counts an unknown error code \(k)")
+                throw ManifestError(.unknownErrorCode, value: k)
             }
             c.byCode[i] += n
         }
@@ -185,26 +185,21 @@ public struct PartManifest: Codable, Sendable, Equatable {
             let data = try Data(contentsOf: URL(fileURLWithPath: path))
             manifest = try JSONDecoder().decode(PartManifest.self, from: data)
         } catch {
-            throw ManifestError(
-                "cannot read \(path): \(error); it is not a receiptflow manifest (or was damaged): remove the "
-                    + "output directory and run again without --resume")
+            throw ManifestError(.unreadable, path: path, value: "\(error)")
         }
         guard manifest.manifestVersion == currentVersion else {
-            throw ManifestError(
-                "\(path) has manifest version \(manifest.manifestVersion), this receiptflow reads version "
-                    + "\(currentVersion); resume with the receiptflow that began the run, or start over")
+            throw ManifestError(.unsupportedVersion, path: path, value: String(manifest.manifestVersion))
         }
         return manifest
     }
 
     /// The JSON text: keys sorted, indented, so that manifests diff cleanly.
     public func encoded() throws(ManifestError) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         do {
-            return Array(try encoder.encode(self)) + [0x0A]
+            return try JSONDocumentEncoder.encode(self).rendered(
+                layout: .indentedSpacedColon, sortingKeys: true, trailingNewline: true)
         } catch {
-            throw ManifestError("cannot render the manifest: \(error)")
+            throw ManifestError(.cannotRender, value: "\(error)")
         }
     }
 
@@ -242,9 +237,47 @@ public struct HistorySummary: Codable, Sendable, Equatable {
     }
 }
 
-/// A manifest that cannot be read or used; the message says what to do.
-public struct ManifestError: Error, Sendable, CustomStringConvertible {
-    public var message: String
-    public init(_ m: String) { message = m }
+/// A manifest that cannot be read or used: a code to switch on, the manifest's path and the value at fault; the
+/// message, which says what to do, is rendered from them here.
+public struct ManifestError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: Sendable, Equatable {
+        /// The file is not JSON of a manifest (`value`: the decoder's words).
+        case unreadable
+        /// The manifest has a version this build does not read (`value`: that version).
+        case unsupportedVersion
+        /// The counts name a status this build does not know (`value`: the status).
+        case unknownStatus
+        /// The counts name an error code this build does not know (`value`: the code).
+        case unknownErrorCode
+        /// The manifest could not be turned into JSON (`value`: why).
+        case cannotRender
+    }
+
+    public var code: Code
+    public var path: String?
+    public var value: String?
+
+    public init(_ code: Code, path: String? = nil, value: String? = nil) {
+        self.code = code
+        self.path = path
+        self.value = value
+    }
+
+    public var message: String {
+        let file = path ?? PartManifest.fileName
+        let v = value ?? "?"
+        switch code {
+        case .unreadable:
+            return "cannot read \(file): \(v); it is not a receiptflow manifest (or was damaged): remove the "
+                + "output directory and run again without --resume"
+        case .unsupportedVersion:
+            return "\(file) has manifest version \(v), this receiptflow reads version \(PartManifest.currentVersion); "
+                + "resume with the receiptflow that began the run, or start over"
+        case .unknownStatus: return "the manifest counts an unknown status \(v)"
+        case .unknownErrorCode: return "the manifest counts an unknown error code \(v)"
+        case .cannotRender: return "cannot render the manifest: \(v)"
+        }
+    }
+
     public var description: String { message }
 }

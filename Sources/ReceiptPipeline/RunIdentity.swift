@@ -36,7 +36,7 @@ public struct InputFingerprint: Codable, Sendable, Equatable {
         }
         var st = stat()
         guard stat(path, &st) == 0 else {
-            throw InputError("cannot open input '\(path)': \(String(cString: strerror(errno))); check the path")
+            throw InputError(.cannotOpen, input: path, reason: String(cString: strerror(errno)))
         }
         // A pipe or device (`<(zstdcat ...)`, /dev/stdin) cannot be checked without consuming it.
         guard (st.st_mode & S_IFMT) == S_IFREG else {

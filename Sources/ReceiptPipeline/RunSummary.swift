@@ -1,4 +1,3 @@
-import Foundation
 import ReceiptModel
 import ReceiptSink
 
@@ -29,77 +28,93 @@ public struct RunSummary: Sendable {
         result.elapsedSeconds > 0 ? Double(result.counts.records) / result.elapsedSeconds : 0
     }
 
-    /// The JSON object, keys sorted so that runs diff cleanly.
-    public func jsonObject() -> [String: Any] {
+    /// The JSON object (written with its keys sorted, so that runs diff cleanly).
+    public func jsonValue() -> JSONDocument {
         let c = result.counts
-        var byStatus: [String: Int] = [:]
-        for (i, s) in ReceiptStatus.allCases.enumerated() { byStatus[String(s.rawValue)] = c.byStatus[i] }
-        var byCode: [String: Int] = [:]
-        for (i, e) in ErrorCode.allCases.enumerated() { byCode[e.rawValue] = c.byCode[i] }
-        var object: [String: Any] = [
-            "tool_version": toolVersion,
-            "inputs": inputs,
-            "format": format,
-            "verify": verify,
-            "threads": threads,
-            "records": c.records,
-            "receipts_written": c.records,
-            "valid": c.count(of: .valid),
-            "rejected": c.records - c.count(of: .valid),
-            "transactions_written": c.transactions,
-            "blank_lines": c.blankLines,
-            "bytes_read": c.inputBytes,
-            "by_status": byStatus,
-            "by_error_code": byCode,
-            "elapsed_seconds": (result.elapsedSeconds * 1000).rounded() / 1000,
-            "receipts_per_second": receiptsPerSecond.rounded(),
-            "chain_cache": ["hits": result.chainCacheHits, "misses": result.chainCacheMisses],
-        ]
+        var byStatus = JSONObject()
+        for (i, s) in ReceiptStatus.allCases.enumerated() { byStatus[String(s.rawValue)] = .int(c.byStatus[i]) }
+        var byCode = JSONObject()
+        for (i, e) in ErrorCode.allCases.enumerated() { byCode[e.rawValue] = .int(c.byCode[i]) }
+        var object = JSONObject([
+            "tool_version": .string(toolVersion),
+            "inputs": .strings(inputs),
+            "format": .string(format),
+            "verify": .bool(verify),
+            "threads": .int(threads),
+            "records": .int(c.records),
+            "receipts_written": .int(c.records),
+            "valid": .int(c.count(of: .valid)),
+            "rejected": .int(c.records - c.count(of: .valid)),
+            "transactions_written": .int(c.transactions),
+            "blank_lines": .int(c.blankLines),
+            "bytes_read": .int(c.inputBytes),
+            "by_status": .object(byStatus),
+            "by_error_code": .object(byCode),
+            "elapsed_seconds": .double((result.elapsedSeconds * 1000).rounded() / 1000),
+            "receipts_per_second": .double(receiptsPerSecond.rounded()),
+            "chain_cache": ["hits": .int(result.chainCacheHits), "misses": .int(result.chainCacheMisses)],
+        ])
         if let history {
-            var asOf: Any = NSNull()
+            var asOf = JSONDocument.null
             if let a = history.asOf {
                 var text: [UInt8] = []
                 CivilTime.appendISO8601(epochMillis: a, into: &text)
-                asOf = String(decoding: text, as: UTF8.self)
+                asOf = .string(String(decoding: text, as: UTF8.self))
             }
             object["as_of"] = asOf
             object["history"] = [
-                "purchases": history.purchases, "subscriptions": history.subscriptions,
-                "spilled_bytes": history.spilledBytes,
+                "purchases": .integer(history.purchases), "subscriptions": .integer(history.subscriptions),
+                "spilled_bytes": .integer(history.spilledBytes),
             ]
         }
         if let parts {
-            object["parts"] = ["count": parts.count, "part_records": parts.partRecords, "attempts": parts.attempts]
+            object["parts"] = [
+                "count": .int(parts.count), "part_records": .int(parts.partRecords), "attempts": .int(parts.attempts),
+            ]
         }
-        return object
+        return .object(object)
     }
 
-    /// The bytes of `summary.json`.
-    public func encoded() throws(SummaryError) -> [UInt8] {
-        do {
-            let data = try JSONSerialization.data(
-                withJSONObject: jsonObject(), options: [.prettyPrinted, .sortedKeys])
-            return [UInt8](data) + [0x0A]
-        } catch {
-            throw SummaryError("cannot render summary.json: \(error)")
-        }
+    /// The bytes of `summary.json`: keys sorted, indented, a newline at the end.
+    public func encoded() -> [UInt8] {
+        jsonValue().rendered(layout: .indentedSpacedColon, sortingKeys: true, trailingNewline: true)
     }
 
     /// Replaces `summary.json` in `directory` durably (temporary name, sync, rename, folder sync).
     public func write(to directory: String) throws(SummaryError) {
-        let bytes = try encoded()
+        let bytes = encoded()
         do throws(SinkError) {
             try replaceFileDurably(directory: directory, name: "summary.json", bytes: bytes)
         } catch {
             let path = directory.hasSuffix("/") ? directory + "summary.json" : directory + "/summary.json"
-            throw SummaryError("cannot write \(path) (\(error.message)); check that --out is writable")
+            throw SummaryError(.cannotWrite, path: path, reason: error.message)
         }
     }
 }
 
-/// A failure writing the summary; the run cannot complete (exit status 1).
-public struct SummaryError: Error, Sendable, CustomStringConvertible {
-    public var message: String
-    public init(_ m: String) { message = m }
+/// A failure writing the summary; the run cannot complete (exit status 1). A code, the file and the reason; the
+/// message is rendered from them.
+public struct SummaryError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: Sendable, Equatable {
+        /// The file could not be written (`reason`: the writer's words).
+        case cannotWrite
+    }
+
+    public var code: Code
+    public var path: String
+    public var reason: String
+
+    public init(_ code: Code, path: String, reason: String) {
+        self.code = code
+        self.path = path
+        self.reason = reason
+    }
+
+    public var message: String {
+        switch code {
+        case .cannotWrite: return "cannot write \(path) (\(reason)); check that --out is writable"
+        }
+    }
+
     public var description: String { message }
 }

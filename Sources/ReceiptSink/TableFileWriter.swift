@@ -76,26 +76,25 @@ private final class TextTableFile: TableFileWriter {
     }
 
     static func appendObject(_ table: ColumnTable, row r: Int, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "{"))
-        for (i, c) in table.schema.columns.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            JSONText.appendString(c.name, into: &out)
-            out.append(UInt8(ascii: ":"))
+        var w = JSONWriter(layout: .compact)
+        w.beginObject(into: &out)
+        for c in table.schema.columns {
+            w.key(c.name, into: &out)
             switch c.kind {
             case .string:
                 let col = table.strings[c.slot]
                 if col.valid[r] {
                     col.withBytes(r) { JSONText.appendString($0, into: &out) }
                 } else {
-                    out.append(contentsOf: nullBytes)
+                    JSONText.appendNull(into: &out)
                 }
             case .int64, .timestampMillis:
                 guard let v = table.int64s[c.slot][r] else {
-                    out.append(contentsOf: nullBytes)
+                    JSONText.appendNull(into: &out)
                     continue
                 }
                 if c.kind == .int64 {
-                    DecimalText.append(v, into: &out)
+                    JSONText.appendInteger(v, into: &out)
                 } else {
                     out.append(UInt8(ascii: "\""))
                     CivilTime.appendISO8601(epochMillis: v, into: &out)
@@ -103,23 +102,21 @@ private final class TextTableFile: TableFileWriter {
                 }
             case .int32:
                 if let v = table.int32s[c.slot][r] {
-                    DecimalText.append(Int64(v), into: &out)
+                    JSONText.appendInteger(Int64(v), into: &out)
                 } else {
-                    out.append(contentsOf: nullBytes)
+                    JSONText.appendNull(into: &out)
                 }
             case .bool:
                 if let v = table.bools[c.slot][r] {
-                    out.append(contentsOf: v ? Array("true".utf8) : Array("false".utf8))
+                    JSONText.appendBool(v, into: &out)
                 } else {
-                    out.append(contentsOf: nullBytes)
+                    JSONText.appendNull(into: &out)
                 }
             }
         }
-        out.append(UInt8(ascii: "}"))
+        w.endObject(into: &out)
         out.append(0x0A)
     }
-
-    private static let nullBytes: [UInt8] = Array("null".utf8)
 
     func finish() throws(SinkError) { try file.commit() }
     func abort() { file.discard() }

@@ -41,9 +41,9 @@ public enum VerifyReceiptJSON {
     ///   - extra: writes more members at the end of the object (`inspect` adds the container and the verdict).
     public static func render(
         receipt: Receipt?, status: Int32, error: ReceiptError?, detail: String? = nil, record: Record?,
-        pretty: Bool = false, into out: inout [UInt8], extra: ((inout JSONObjectWriter, inout [UInt8]) -> Void)? = nil
+        pretty: Bool = false, into out: inout [UInt8], extra: ((inout JSONWriter, inout [UInt8]) -> Void)? = nil
     ) {
-        var w = JSONObjectWriter(pretty: pretty)
+        var w = JSONWriter(layout: pretty ? .indented : .compact)
         w.beginObject(into: &out)
         w.key("status", into: &out)
         DecimalText.append(Int64(status), into: &out)
@@ -64,11 +64,11 @@ public enum VerifyReceiptJSON {
             if let id = record.recordID {
                 JSONText.appendString(id, into: &out)
             } else {
-                out.append(contentsOf: "null".utf8)
+                JSONText.appendNull(into: &out)
             }
             if let m = record.deviceHashMatches {
                 w.key("device_hash_matches", into: &out)
-                out.append(contentsOf: (m ? "true" : "false").utf8)
+                JSONText.appendBool(m, into: &out)
             }
         }
         if let error {
@@ -81,7 +81,7 @@ public enum VerifyReceiptJSON {
         w.endObject(into: &out)
     }
 
-    static func renderReceipt(_ r: Receipt, _ w: inout JSONObjectWriter, into out: inout [UInt8]) {
+    static func renderReceipt(_ r: Receipt, _ w: inout JSONWriter, into out: inout [UInt8]) {
         w.beginObject(into: &out)
         string(&w, "receipt_type", r.receiptType, into: &out)
         if let id = r.appItemID {
@@ -108,7 +108,7 @@ public enum VerifyReceiptJSON {
         w.endObject(into: &out)
     }
 
-    static func renderInApp(_ p: InAppPurchase, _ w: inout JSONObjectWriter, into out: inout [UInt8]) {
+    static func renderInApp(_ p: InAppPurchase, _ w: inout JSONWriter, into out: inout [UInt8]) {
         w.beginObject(into: &out)
         numberString(&w, "quantity", p.quantity, into: &out)
         string(&w, "product_id", p.productID, into: &out)
@@ -127,20 +127,20 @@ public enum VerifyReceiptJSON {
 
     // MARK: - Members
 
-    private static func string(_ w: inout JSONObjectWriter, _ k: StaticString, _ v: String?, into out: inout [UInt8]) {
+    private static func string(_ w: inout JSONWriter, _ k: StaticString, _ v: String?, into out: inout [UInt8]) {
         guard let v else { return }
         w.key(k, into: &out)
         JSONText.appendString(v, into: &out)
     }
 
-    private static func number(_ w: inout JSONObjectWriter, _ k: StaticString, _ v: Int64?, into out: inout [UInt8]) {
+    private static func number(_ w: inout JSONWriter, _ k: StaticString, _ v: Int64?, into out: inout [UInt8]) {
         guard let v else { return }
         w.key(k, into: &out)
         DecimalText.append(v, into: &out)
     }
 
     private static func numberString(
-        _ w: inout JSONObjectWriter, _ k: StaticString, _ v: Int64?, into out: inout [UInt8]
+        _ w: inout JSONWriter, _ k: StaticString, _ v: Int64?, into out: inout [UInt8]
     ) {
         guard let v else { return }
         w.key(k, into: &out)
@@ -149,13 +149,13 @@ public enum VerifyReceiptJSON {
         out.append(UInt8(ascii: "\""))
     }
 
-    private static func bool(_ w: inout JSONObjectWriter, _ k: StaticString, _ v: Int64, into out: inout [UInt8]) {
+    private static func bool(_ w: inout JSONWriter, _ k: StaticString, _ v: Int64, into out: inout [UInt8]) {
         w.key(k, into: &out)
         out.append(contentsOf: v != 0 ? "\"true\"".utf8 : "\"false\"".utf8)
     }
 
     /// `x`, `x_ms`, `x_pst`, or nothing when the date is absent.
-    static func date(_ w: inout JSONObjectWriter, _ k: StaticString, _ ms: Int64?, into out: inout [UInt8]) {
+    static func date(_ w: inout JSONWriter, _ k: StaticString, _ ms: Int64?, into out: inout [UInt8]) {
         guard let ms else { return }
         w.key(k, into: &out)
         out.append(UInt8(ascii: "\""))

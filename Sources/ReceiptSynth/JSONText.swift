@@ -1,54 +1,50 @@
-/// Builds JSON text by hand: fixed key order and exact integers, so output is byte-stable across runs and
-/// platforms (Foundation's encoder orders keys and formats numbers its own way).
+import ReceiptModel
+
+/// The members of one JSON object, compact, in the order written: the generator's truth and summary lines. Its
+/// caller writes the braces (a truth line starts `{"line":N,` elsewhere). Text comes from ReceiptModel's writer, with
+/// exact integers, so output is byte-stable across runs and platforms.
 struct JSONText {
-    var text = ""
+    private var bytes: [UInt8] = []
+    private var writer = JSONWriter.continuingObject(hasMembers: false)
 
-    static func quoted(_ s: String) -> String {
-        // Fast path: generated strings rarely need escaping.
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) { return "\"" + s + "\"" }
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if u.value < 0x20 {
-                    let hex = String(u.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(u)
-                }
-            }
-        }
-        return out + "\""
-    }
-
-    private mutating func key(_ k: String) {
-        if !text.isEmpty, text.last != "{", text.last != "[" { text += "," }
-        text += "\"\(k)\":"
-    }
+    /// The members written so far, separated by commas.
+    var text: String { String(decoding: bytes, as: UTF8.self) }
 
     mutating func string(_ k: String, _ v: String?) {
-        key(k)
-        text += v.map(Self.quoted) ?? "null"
+        writer.key(k, into: &bytes)
+        if let v {
+            ReceiptModel.JSONText.appendString(v, into: &bytes)
+        } else {
+            ReceiptModel.JSONText.appendNull(into: &bytes)
+        }
     }
 
     mutating func int(_ k: String, _ v: Int64?) {
-        key(k)
-        text += v.map { String($0) } ?? "null"
+        writer.key(k, into: &bytes)
+        if let v {
+            ReceiptModel.JSONText.appendInteger(v, into: &bytes)
+        } else {
+            ReceiptModel.JSONText.appendNull(into: &bytes)
+        }
     }
 
     mutating func bool(_ k: String, _ v: Bool?) {
-        key(k)
-        text += v.map { $0 ? "true" : "false" } ?? "null"
+        writer.key(k, into: &bytes)
+        if let v {
+            ReceiptModel.JSONText.appendBool(v, into: &bytes)
+        } else {
+            ReceiptModel.JSONText.appendNull(into: &bytes)
+        }
     }
 
-    /// Writes `k: [ {...}, ... ]` from pre-built object texts.
+    /// Writes `k: [ {...}, ... ]` from objects already rendered as JSON text.
     mutating func array(_ k: String, _ objects: [String]) {
-        key(k)
-        text += "[" + objects.joined(separator: ",") + "]"
+        writer.key(k, into: &bytes)
+        writer.beginArray(into: &bytes)
+        for o in objects {
+            writer.element(into: &bytes)
+            bytes.append(contentsOf: o.utf8)
+        }
+        writer.endArray(into: &bytes)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptModel
 
 /// Makes compact JWS the way Apple's servers sign them (ES256, `x5c` leaf-intermediate-root), and every bad kind a
 /// verifier must reject, each with the error code it must get.
@@ -70,10 +71,26 @@ public struct JWSFactory: Sendable {
         return Self.base64url(header) + "." + payloadText + "." + Self.base64url(signature)
     }
 
-    /// JSON text with sorted keys.
+    /// Compact JSON text with sorted keys. Only the factory's own dictionaries of strings, integers, doubles,
+    /// booleans, arrays and nested dictionaries reach here; any other value is a programming error.
     static func json(_ object: [String: Any]) -> [UInt8] {
-        // Only the factory's own dictionaries of strings, numbers, booleans and arrays reach here.
-        [UInt8](try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+        func value(_ any: Any) -> JSONDocument {
+            // Dynamic type checks, not `as?` casts, which may bridge an integer to a boolean through NSNumber.
+            switch any {
+            case let b as Bool where type(of: any) == Bool.self: return .bool(b)
+            case let i as Int where type(of: any) == Int.self: return .int(i)
+            case let i as Int64 where type(of: any) == Int64.self: return .integer(i)
+            case let d as Double where type(of: any) == Double.self: return .double(d)
+            case let s as String: return .string(s)
+            case let a as [Any]: return .array(a.map(value))
+            case let d as [String: Any]:
+                var o = JSONObject()
+                for (k, v) in d { o[k] = value(v) }
+                return .object(o)
+            default: preconditionFailure("JWSFactory.json: \(type(of: any)) is not a JSON value")
+            }
+        }
+        return value(object).rendered(sortingKeys: true)
     }
 
     static func base64url(_ bytes: [UInt8]) -> String {

@@ -53,22 +53,27 @@ func runBench(_ argv: [String]) -> Int32 {
     var ceilingSeconds = 2.0
     do throws(UsageError) {
         if let n = try args.int("--threads") {
-            guard (1...1024).contains(n) else { throw UsageError(message: "--threads takes 1 to 1024, got \(n)") }
+            guard (1...1024).contains(n) else {
+                throw UsageError(.invalidValue, option: "--threads", value: String(n), expected: "1 to 1024")
+            }
             config.threads = n
         }
         if let f = args.value("--format") {
             guard let fmt = OutputFormat(rawValue: f) else {
-                throw UsageError(message: "--format takes parquet, csv or ndjson, got '\(f)'")
+                throw UsageError(.invalidValue, option: "--format", value: f, expected: "parquet, csv or ndjson")
             }
             format = fmt
         }
         if let r = args.value("--min-ratio") {
-            guard let v = Double(r), v >= 0 else { throw UsageError(message: "--min-ratio takes a number, got '\(r)'") }
+            guard let v = Double(r), v >= 0 else {
+                throw UsageError(.invalidValue, option: "--min-ratio", value: r, expected: "a number")
+            }
             minRatio = v
         }
         if let s = args.value("--ceiling-seconds") {
             guard let v = Double(s), v > 0, v <= 600 else {
-                throw UsageError(message: "--ceiling-seconds takes a number of seconds up to 600, got '\(s)'")
+                throw UsageError(
+                    .invalidValue, option: "--ceiling-seconds", value: s, expected: "a number of seconds up to 600")
             }
             ceilingSeconds = v
         }
@@ -129,15 +134,14 @@ func runBench(_ argv: [String]) -> Int32 {
     print("ratio:   " + String(format: "%.3f", ratio))
 
     if let path = args.value("--json") {
-        let entries: [[String: Any]] = [
-            ["name": "export throughput", "unit": "receipts/s", "value": rate.rounded()],
-            ["name": "RSA-2048 verify ceiling", "unit": "verifications/s", "value": best.rounded()],
-            ["name": "throughput / ceiling", "unit": "ratio", "value": (ratio * 1000).rounded() / 1000],
+        let entries: JSONDocument = [
+            ["name": "export throughput", "unit": "receipts/s", "value": .double(rate.rounded())],
+            ["name": "RSA-2048 verify ceiling", "unit": "verifications/s", "value": .double(best.rounded())],
+            ["name": "throughput / ceiling", "unit": "ratio", "value": .double((ratio * 1000).rounded() / 1000)],
         ]
+        let data = Data(entries.rendered(layout: .indentedSpacedColon, sortingKeys: true, trailingNewline: true))
         do {
-            let data = try JSONSerialization.data(
-                withJSONObject: entries, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-            try (data + Data("\n".utf8)).write(to: URL(fileURLWithPath: path), options: .atomic)
+            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
             printError("receiptflow bench: cannot write \(path): \(error.localizedDescription)")
             return 1

@@ -168,15 +168,12 @@ private func commitRun(
         result: result, inputs: config.inputs, format: setup.format.rawValue, verify: config.verify,
         threads: config.threads)
     summary.history = history
-    do {
-        try unit.stage(name: CommitUnit.marker, bytes: try summary.encoded())
+    do throws(SinkError) {
+        try unit.stage(name: CommitUnit.marker, bytes: summary.encoded())
         try unit.commit(removing: earlier)
-    } catch let error as SinkError {
+    } catch {
         printError("receiptflow export: \(error.message)")
         printError("receiptflow export: the run did not complete; \(setup.out) was left as it was before it.")
-        return 1
-    } catch {
-        printError("receiptflow export: \(error)")
         return 1
     }
     if !setup.quiet { printError("receiptflow export: \(closingLine(result.counts, out: setup.out))") }
@@ -250,66 +247,81 @@ struct ExportSetup {
                 "--threads", "--max-record-size", "--part-records", "--app-version", "--device-id-field", "--as-of",
             ])
         guard let out = args.value("--out"), !out.isEmpty else {
-            throw UsageError(message: "--out DIR is required: the directory to write the tables and summary.json to")
+            throw UsageError(
+                .missingOption, option: "--out DIR", expected: "the directory to write the tables and summary.json to")
         }
         self.out = out
         if let f = args.value("--format") {
             guard let fmt = OutputFormat(rawValue: f) else {
-                throw UsageError(message: "--format takes parquet, csv or ndjson, got '\(f)'")
+                throw UsageError(.invalidValue, option: "--format", value: f, expected: "parquet, csv or ndjson")
             }
             format = fmt
         }
         if out == "-" && format == .parquet {
-            throw UsageError(message: "--out - writes to standard output, which needs --format csv or ndjson")
+            throw UsageError(
+                .invalidCombination, option: "--out",
+                detail: "--out - writes to standard output, which needs --format csv or ndjson")
         }
         config.inputs = args.positionals.isEmpty ? ["-"] : args.positionals
         if config.inputs.filter({ $0 == "-" }).count > 1 {
-            throw UsageError(message: "standard input (-) can be given only once")
+            throw UsageError(.invalidCombination, option: "-", detail: "standard input (-) can be given only once")
         }
         trustAnchors = args.values("--trust-anchor")
         config.verify = !args.has("--no-verify")
         if let f = args.value("--field") {
-            guard !f.isEmpty else { throw UsageError(message: "--field needs a non-empty key name") }
+            guard !f.isEmpty else { throw UsageError(.emptyValue, option: "--field", expected: "a non-empty key name") }
             config.field = f
         }
         if let f = args.value("--id-field") { config.idField = f.isEmpty ? nil : f }
         if let e = args.value("--environment") {
             guard let env = EnvironmentRequirement(rawValue: e) else {
-                throw UsageError(message: "--environment takes production, sandbox or any, got '\(e)'")
+                throw UsageError(
+                    .invalidValue, option: "--environment", value: e, expected: "production, sandbox or any")
             }
             config.environment = env
         }
         config.bundleIDs = args.values("--bundle-id")
         config.appVersions = args.values("--app-version")
         if let f = args.value("--device-id-field") {
-            guard !f.isEmpty else { throw UsageError(message: "--device-id-field needs a non-empty key name") }
+            guard !f.isEmpty else {
+                throw UsageError(.emptyValue, option: "--device-id-field", expected: "a non-empty key name")
+            }
             config.deviceIDField = f
         }
         config.requireDeviceMatch = args.has("--require-device-match")
         if config.requireDeviceMatch && config.deviceIDField == nil {
-            throw UsageError(message: "--require-device-match needs --device-id-field NAME")
+            throw UsageError(
+                .invalidCombination, option: "--require-device-match",
+                detail: "--require-device-match needs --device-id-field NAME")
         }
         let cores = ProcessInfo.processInfo.activeProcessorCount
         if let n = try args.int("--threads") {
-            guard (1...1024).contains(n) else { throw UsageError(message: "--threads takes 1 to 1024, got \(n)") }
+            guard (1...1024).contains(n) else {
+                throw UsageError(.invalidValue, option: "--threads", value: String(n), expected: "1 to 1024")
+            }
             config.threads = n
         } else {
             config.threads = max(cores, 1)
         }
         if let n = try args.int("--max-record-size") {
             guard (16...(256 << 20)).contains(n) else {
-                throw UsageError(message: "--max-record-size takes 16 to 268435456 bytes, got \(n)")
+                throw UsageError(
+                    .invalidValue, option: "--max-record-size", value: String(n), expected: "16 to 268435456 bytes")
             }
             config.reader.maxRecordSize = n
         }
         if args.has("--progress") && args.has("--quiet") {
-            throw UsageError(message: "--progress and --quiet contradict each other; give one")
+            throw UsageError(
+                .invalidCombination, option: "--progress",
+                detail: "--progress and --quiet contradict each other; give one")
         }
         quiet = args.has("--quiet")
         showProgress = args.has("--progress") || (!quiet && isatty(2) == 1)
         if let n = try args.int("--part-records") {
             guard (1...100_000_000).contains(n) else {
-                throw UsageError(message: "--part-records takes 1 to 100000000 receipts per part, got \(n)")
+                throw UsageError(
+                    .invalidValue, option: "--part-records", value: String(n),
+                    expected: "1 to 100000000 receipts per part")
             }
             partRecords = n
         }
@@ -318,28 +330,36 @@ struct ExportSetup {
         if let a = args.value("--as-of") {
             guard let ms = AsOfDate.parse(a) else {
                 throw UsageError(
-                    message: "--as-of takes an RFC 3339 time such as 2024-05-01T00:00:00Z (or a date, 2024-05-01), "
-                        + "got '\(a)'")
+                    .invalidValue, option: "--as-of", value: a,
+                    expected: "an RFC 3339 time such as 2024-05-01T00:00:00Z (or a date, 2024-05-01)")
             }
             guard history else {
                 throw UsageError(
-                    message: "--as-of sets the time of the subscriptions table, which this run does not write")
+                    .invalidCombination, option: "--as-of",
+                    detail: "--as-of sets the time of the subscriptions table, which this run does not write")
             }
             asOf = ms
         }
         overwrite = args.has("--overwrite")
         if overwrite && out == "-" {
-            throw UsageError(message: "--overwrite replaces the run in an output directory; --out - has none")
+            throw UsageError(
+                .invalidCombination, option: "--overwrite",
+                detail: "--overwrite replaces the run in an output directory; --out - has none")
         }
         if overwrite && resume {
-            throw UsageError(message: "--overwrite starts over and --resume continues; give one")
+            throw UsageError(
+                .invalidCombination, option: "--overwrite",
+                detail: "--overwrite starts over and --resume continues; give one")
         }
         if inParts && out == "-" {
-            throw UsageError(message: "--part-records and --resume write folders of parts; give a directory to --out")
+            throw UsageError(
+                .invalidCombination, option: "--part-records",
+                detail: "--part-records and --resume write folders of parts; give a directory to --out")
         }
         if resume && config.inputs.contains("-") {
             throw UsageError(
-                message: "standard input cannot be resumed: what was read from it is gone. Save it to a file and "
+                .invalidCombination, option: "--resume",
+                detail: "standard input cannot be resumed: what was read from it is gone. Save it to a file and "
                     + "export the file (with --part-records N to make the run resumable)")
         }
     }

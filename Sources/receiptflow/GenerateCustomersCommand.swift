@@ -6,24 +6,33 @@ import ReceiptSynth
 /// `receiptflow generate --customers N`: simulated customers over years, with the expected history tables.
 func runCustomers(_ a: Arguments) throws -> Int32 {
     for flag in ["--count", "--digest", "--bad-fraction", "--truth"] where a.has(flag) {
-        throw UsageError(message: "\(flag) does not apply to --customers")
+        throw UsageError(.invalidCombination, option: flag, detail: "\(flag) does not apply to --customers")
     }
     guard let customers = try a.int("--customers"), customers >= 0 else {
-        throw UsageError(message: "--customers takes a whole number of customers, 0 or more")
+        throw UsageError(
+            .invalidValue, option: "--customers", value: a.value("--customers"),
+            expected: "a whole number of customers, 0 or more")
     }
     let years = try a.int("--years") ?? 3
-    guard (1...15).contains(years) else { throw UsageError(message: "--years takes a whole number from 1 to 15") }
-    guard let out = a.value("--out") else { throw UsageError(message: "--out FILE is required") }
+    guard (1...15).contains(years) else {
+        throw UsageError(
+            .invalidValue, option: "--years", value: String(years), expected: "a whole number from 1 to 15")
+    }
+    guard let out = a.value("--out") else { throw UsageError(.missingOption, option: "--out FILE") }
     var seed: UInt64 = 1
     if let s = a.value("--seed") {
-        guard let v = UInt64(s) else { throw UsageError(message: "--seed takes a whole number, got '\(s)'") }
+        guard let v = UInt64(s) else {
+            throw UsageError(.invalidValue, option: "--seed", value: s, expected: "a whole number")
+        }
         seed = v
     }
     var asOf: Int64? = nil
     if let text = a.value("--as-of") {
         let parsed = Array(text.utf8).withUnsafeBytes { DateParser.parse($0) }
         guard case .millis(let ms) = parsed else {
-            throw UsageError(message: "--as-of takes an RFC 3339 time such as 2024-01-31T00:00:00Z, got '\(text)'")
+            throw UsageError(
+                .invalidValue, option: "--as-of", value: text, expected: "an RFC 3339 time such as 2024-01-31T00:00:00Z"
+            )
         }
         asOf = ms
     }

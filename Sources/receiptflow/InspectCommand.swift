@@ -62,7 +62,9 @@ func runInspect(_ argv: [String]) -> Int32 {
         } else if case .millis(let ms) = Array(at.utf8).withUnsafeBytes({ DateParser.parse($0) }) {
             atTime = ms
         } else {
-            return usageError("inspect", "--at takes `now` or a date like 2020-01-31T12:00:00Z, got '\(at)'")
+            let error = UsageError(
+                .invalidValue, option: "--at", value: at, expected: "`now` or a date like 2020-01-31T12:00:00Z")
+            return usageError("inspect", error.message)
         }
     }
 
@@ -197,14 +199,14 @@ struct InspectReport {
             }
             if let m = deviceHashMatches {
                 w.key("device_hash_matches", into: &out)
-                out.append(contentsOf: (m ? "true" : "false").utf8)
+                JSONText.appendBool(m, into: &out)
             }
             w.key("verification", into: &out)
             w.beginObject(into: &out)
             w.key("checked", into: &out)
-            out.append(contentsOf: (verification.checked ? "true" : "false").utf8)
+            JSONText.appendBool(verification.checked, into: &out)
             w.key("verified", into: &out)
-            out.append(contentsOf: (verification.verified ? "true" : "false").utf8)
+            JSONText.appendBool(verification.verified, into: &out)
             if let t = verification.time {
                 w.key("validation_time", into: &out)
                 appendQuotedTime(t, into: &out)
@@ -236,9 +238,9 @@ struct InspectReport {
                 }
                 JSONText.appendString(sig, into: &out)
                 w.key("signed_attributes", into: &out)
-                out.append(contentsOf: (c.signedAttributes != nil ? "true" : "false").utf8)
+                JSONText.appendBool(c.signedAttributes != nil, into: &out)
                 w.key("content_bytes", into: &out)
-                out.append(contentsOf: String(c.content.count).utf8)
+                JSONText.appendInteger(Int64(c.content.count), into: &out)
             }
             w.key("certificates", into: &out)
             w.beginArray(into: &out)

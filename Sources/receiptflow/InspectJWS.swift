@@ -1,5 +1,7 @@
 import Foundation
 import ReceiptJWS
+import ReceiptModel
+import ReceiptPipeline
 import ReceiptVerify
 
 /// `inspect` of a JWS (a compact JWS, or a notification body `{"signedPayload": ...}`): the verdict, the decoded
@@ -17,36 +19,35 @@ enum InspectJWS {
     }
 
     /// The report of `jws`, verified against `anchors` unless nil (`--no-verify`), and whether it and every
-    /// nested JWS are valid.
+    /// nested JWS are valid. Keys are sorted; `pretty` indents as the receipt report does.
     static func report(_ jws: String, anchors: TrustAnchors?, pretty: Bool) -> (text: [UInt8], valid: Bool) {
         let evaluator = JWSEvaluator(verifier: anchors.map { JWSVerifier(anchors: $0) })
         let verdict = evaluator.evaluate(Substring(jws))
         var object = describe(verdict, checked: anchors != nil)
         object["input_encoding"] = "jws"
-        if let anchors { object["trust_anchors"] = anchors.anchors.map(\.sha256) }
-        var options: JSONSerialization.WritingOptions = [.sortedKeys, .withoutEscapingSlashes]
-        if pretty { options.insert(.prettyPrinted) }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: options)) ?? Data("{}".utf8)
+        if let anchors { object["trust_anchors"] = .strings(anchors.anchors.map(\.sha256)) }
+        let text = JSONDocument.object(object).rendered(layout: pretty ? .indented : .compact, sortingKeys: true)
         let valid = verdict.status == .valid && verdict.nested.allSatisfy { $0.verdict.status == .valid }
-        return ([UInt8](data), valid)
+        return (text, valid)
     }
 
-    private static func describe(_ v: JWSVerdict, checked: Bool) -> [String: Any] {
-        var o: [String: Any] = [
-            "status": Int(v.status.rawValue), "kind": v.kind.rawValue, "verified": v.verified,
-            "verification_checked": checked,
-        ]
-        o["error"] = v.code?.rawValue ?? NSNull()
-        o["error_detail"] = v.detail ?? NSNull()
-        o["alg"] = v.alg ?? NSNull()
-        o["leaf_sha256"] = v.leafSHA256 ?? NSNull()
-        o["payload"] = v.fields?.object ?? NSNull()
+    private static func describe(_ v: JWSVerdict, checked: Bool) -> JSONObject {
+        var o = JSONObject([
+            "status": .int(Int(v.status.rawValue)), "kind": .string(v.kind.rawValue), "verified": .bool(v.verified),
+            "verification_checked": .bool(checked),
+        ])
+        o["error"] = .string(v.code?.rawValue)
+        o["error_detail"] = .string(v.detail)
+        o["alg"] = .string(v.alg)
+        o["leaf_sha256"] = .string(v.leafSHA256)
+        o["payload"] = v.fields?.jsonDocument ?? .null
         if !v.nested.isEmpty {
-            o["nested"] = v.nested.map { entry -> [String: Any] in
-                var n = describe(entry.verdict, checked: checked)
-                n["key"] = entry.key
-                return n
-            }
+            o["nested"] = .array(
+                v.nested.map { entry in
+                    var n = describe(entry.verdict, checked: checked)
+                    n["key"] = .string(entry.key)
+                    return .object(n)
+                })
         }
         return o
     }

@@ -13,15 +13,35 @@ struct OutputFolderClaim {
     /// Whether this run created the folder: a run that fails removes it again when it is empty.
     let created: Bool
 
-    /// Why the folder cannot be used: the message is printed, the status is the exit status.
-    struct Refusal: Error {
-        var status: Int32
+    /// Why the folder cannot be used; `take` prints the message, and `status` is the exit status.
+    enum Refusal: Error {
+        /// The folder cannot be created, locked or cleared (the writer's error says which and why).
+        case unusable(SinkError)
+        /// The folder holds another run's `files` and neither `--overwrite` nor `--resume` was given.
+        case holdsAnotherRun(folder: String, files: [String])
+
+        /// 1 for a folder that cannot be used, 2 (a usage error) for one that needs an option to be used.
+        var status: Int32 {
+            switch self {
+            case .unusable: return 1
+            case .holdsAnotherRun: return 2
+            }
+        }
+
+        var message: String {
+            switch self {
+            case .unusable(let error): return error.message
+            case .holdsAnotherRun(let folder, let files):
+                return "\(folder) holds another run's files (\(files.joined(separator: ", "))): add --overwrite to "
+                    + "replace that run, or give an empty or new --out"
+            }
+        }
     }
 
     static func take(_ setup: ExportSetup) -> Result<OutputFolderClaim, Refusal> {
-        func refuse(_ message: String, _ status: Int32) -> Result<OutputFolderClaim, Refusal> {
-            printError("receiptflow export: \(message)")
-            return .failure(Refusal(status: status))
+        func refuse(_ refusal: Refusal) -> Result<OutputFolderClaim, Refusal> {
+            printError("receiptflow export: \(refusal.message)")
+            return .failure(refusal)
         }
         let out = setup.out
         let created = !FileManager.default.fileExists(atPath: out)
@@ -31,7 +51,7 @@ struct OutputFolderClaim {
             lock = try OutputLock(directory: out)
             try OutputFolder.removeTemporaries(in: out)
         } catch {
-            return refuse(error.message, 1)
+            return refuse(.unusable(error))
         }
         var earlier = OutputFolder.earlierRun(in: out)
         if setup.inParts && !earlier.contains("manifest.json") {
@@ -43,9 +63,7 @@ struct OutputFolderClaim {
         // command (it says how to resume it).
         let partsRunToContinue = setup.inParts && earlier.contains("manifest.json")
         if !earlier.isEmpty && !setup.overwrite && !setup.resume && !partsRunToContinue {
-            return refuse(
-                "\(out) holds another run's files (\(earlier.joined(separator: ", "))): add --overwrite to replace "
-                    + "that run, or give an empty or new --out", 2)
+            return refuse(.holdsAnotherRun(folder: out, files: earlier))
         }
         return .success(
             OutputFolderClaim(

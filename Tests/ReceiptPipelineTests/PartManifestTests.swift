@@ -113,3 +113,34 @@ import Testing
         }
     }
 }
+
+/// Manifest failures are codes with the path and value at fault.
+@Suite struct ManifestErrorTests {
+    @Test func unknownNamesInTheCountsAreTheirOwnCodes() {
+        var stored = StoredCounts(BatchCounts())
+        stored.byErrorCode["no_such_code"] = 1
+        #expect(throws: ManifestError(.unknownErrorCode, value: "no_such_code")) { _ = try stored.counts() }
+        stored = StoredCounts(BatchCounts())
+        stored.byStatus["12345"] = 1
+        #expect(throws: ManifestError(.unknownStatus, value: "12345")) { _ = try stored.counts() }
+    }
+
+    @Test func damagedAndNewerManifestsNameTheFile() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rf-manifest-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("manifest.json").path
+        try Data("[1,".utf8).write(to: URL(fileURLWithPath: path))
+        do throws(ManifestError) {
+            _ = try PartManifest.load(from: dir.path)
+            Issue.record("a damaged manifest was read")
+        } catch {
+            #expect(error.code == .unreadable && error.path == path)
+            #expect(error.message.hasPrefix("cannot read \(path): "))
+        }
+        #expect(
+            ManifestError(.unsupportedVersion, path: path, value: "2").message
+                == "\(path) has manifest version 2, this receiptflow reads version 1; resume with the receiptflow "
+                + "that began the run, or start over")
+    }
+}

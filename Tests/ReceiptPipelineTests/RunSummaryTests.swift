@@ -48,3 +48,20 @@ import Testing
         }
     }
 }
+
+/// The summary's write failure is a code with the file and the reason.
+@Suite struct SummaryErrorTests {
+    @Test func aFolderThatIsNotThereIsCannotWriteWithThePath() {
+        var r = RunResult()
+        r.counts.records = 1
+        let summary = RunSummary(result: r, inputs: ["-"], format: "csv", verify: false, threads: 1)
+        do throws(SummaryError) {
+            try summary.write(to: "/nonexistent-dir/out/")
+            Issue.record("summary.json was written into a missing folder")
+        } catch {
+            #expect(error.code == .cannotWrite)
+            #expect(error.path == "/nonexistent-dir/out/summary.json")
+            #expect(error.message == "cannot write \(error.path) (\(error.reason)); check that --out is writable")
+        }
+    }
+}
