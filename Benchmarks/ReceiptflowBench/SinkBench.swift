@@ -54,6 +54,8 @@ func makeSinkBenchBatch(receipts: Int, purchasesPerReceipt: Int, seed: UInt64) -
         batch.receipts.append(string: ReceiptsColumns.digestAlgorithm, "sha256")
         batch.receipts.append(string: ReceiptsColumns.signerSHA256, String(repeating: "ab", count: 32))
         batch.receipts.append(string: ReceiptsColumns.receiptSHA256, hex(64))
+        batch.receipts.append(string: ReceiptsColumns.recordKind, "receipt")
+        batch.receipts.append(int32: ReceiptsColumns.jwsIndex, nil)
         batch.receipts.rowCount += 1
         guard ok else { continue }
         for _ in 0..<purchasesPerReceipt {
@@ -80,6 +82,11 @@ func makeSinkBenchBatch(receipts: Int, purchasesPerReceipt: Int, seed: UInt64) -
             batch.transactions.append(string: TransactionsColumns.promotionalOfferID, nil)
             batch.transactions.append(int32: TransactionsColumns.productType, Int32(next() % 4))
             batch.transactions.append(int32: TransactionsColumns.cancellationReason, nil)
+            // A receipt's purchase: the columns only a JWS transaction fills are null.
+            for c in TransactionsColumns.jwsOnlyStrings { batch.transactions.append(string: c, nil) }
+            for c in TransactionsColumns.jwsOnlyInt64s { batch.transactions.append(int64: c, nil) }
+            for c in TransactionsColumns.jwsOnlyInt32s { batch.transactions.append(int32: c, nil) }
+            batch.transactions.append(bool: TransactionsColumns.isUpgraded, nil)
             batch.transactions.rowCount += 1
         }
     }

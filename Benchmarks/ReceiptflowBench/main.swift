@@ -44,6 +44,11 @@ case "sinks":
     // Writer cost per row, counted after warm-up: allocations include finish() (footer, final row group).
     let batches = Int(ProcessInfo.processInfo.environment["BENCH_ITERATIONS"] ?? "") ?? 100
     let only = ProcessInfo.processInfo.environment["BENCH_FORMAT"].flatMap(OutputFormat.init(rawValue:))
+    if only == .ndjson {
+        // NDJSON lines are rendered by the workers, not the sink: its cost is the export's (`run`), not a writer's.
+        print("sinks: BENCH_FORMAT takes parquet or csv (NDJSON rows are rendered by the workers, not the sink)")
+        exit(2)
+    }
     for format in only.map({ [$0] }) ?? [OutputFormat.parquet, .csv] {
         guard let r = runSinkBench(format: format, batches: batches) else { exit(1) }
         let rows = Double(r.receiptRows + r.transactionRows)
