@@ -54,9 +54,9 @@ def _parts(out):
 
 
 def _killed_and_resumed(receiptflow, common, out, env, rng):
-    """Runs until done; the first attempts are SIGKILLed once one or two more parts are committed. Returns the
-    number of kills."""
-    kills = 0
+    """Runs until done; the first attempts are SIGKILLed once one or two more parts are committed, and the
+    committed part folders get the `jws` marker older versions wrote. Returns (kills, part folders marked)."""
+    kills = marked = 0
     for attempt in range(40):
         resume = (out / "manifest.json").exists()
         args = [receiptflow, "export", *common, "--out", str(out)]
@@ -73,9 +73,13 @@ def _killed_and_resumed(receiptflow, common, out, env, rng):
         _, err = proc.communicate(timeout=300)
         if proc.returncode == -signal.SIGKILL:
             kills += 1
+            # Part folders sealed by earlier versions hold a `jws` marker file; a resume ignores it.
+            for folder in (out / ".receiptflow-history").glob("part-*"):
+                (folder / "jws").touch()
+                marked += 1
             continue
         assert proc.returncode == 0, f"attempt {attempt}: {err.decode()}"
-        return kills
+        return kills, marked
     raise AssertionError("no attempt completed")
 
 
@@ -100,8 +104,8 @@ def test_a_killed_and_resumed_jws_run_writes_the_tables_of_a_plain_run(receiptfl
     _run(receiptflow, common, whole)
     out = tmp / f"resumed-{seed}"
     shutil.rmtree(out, ignore_errors=True)
-    kills = _killed_and_resumed(receiptflow, common, out, env, random.Random(seed))
-    assert kills >= 1, "no attempt was killed: the resume was not exercised"
+    kills, marked = _killed_and_resumed(receiptflow, common, out, env, random.Random(seed))
+    assert kills >= 1 and marked >= 1, "no attempt was killed after a part: the resume was not exercised"
 
     # The input holds what the test is about: JWS transactions and renewal infos, and the refined states.
     import pyarrow.parquet as pq
