@@ -41,9 +41,6 @@ public final class HistoryCollector {
     private let purchases: SpillStore<PurchaseRecord>
     /// The newest counting renewal info per (environment, original_transaction_id).
     private let renewals: SpillStore<RenewalRecord>
-    /// Whether some written batch held a JWS (a receipts row with a jws_index): `subscriptions` then has the
-    /// renewal columns.
-    private var sawJWS = false
 
     /// - Parameters:
     ///   - directory: the output directory (the spill goes inside it).
@@ -77,7 +74,6 @@ public final class HistoryCollector {
             table.add(columns, o)
             if table.bytes > purchases.budget { try purchases.spill(table.drain()) }
         }
-        if !sawJWS { sawJWS = batch.receipts.int32s[ReceiptsColumns.jwsIndex].valid.contains(true) }
         try RenewalRecord.extract(batch, input: input) { r throws(HistoryError) in try renewals.add(r) }
     }
 
@@ -97,26 +93,16 @@ public final class HistoryCollector {
         try makeDirectory(spillRoot)
         try purchases.spill(table.drain())
         try writeHorizon(into: purchasesSegmentPath)
-        if sawJWS { try writeMarker(Self.jwsMarker, into: purchasesSegmentPath) }
         try purchases.seal(as: final, next: purchasesSegmentPath)
         try renewals.seal(as: Self.join(final, Self.renewalsFolder), next: renewalsSegmentPath)
         return relative
     }
 
-    /// A part folder's file saying that the part's input held a JWS.
-    static let jwsMarker = "jws"
     /// A part folder's subfolder holding the part's renewal infos.
     static let renewalsFolder = "renewals"
 
     private var purchasesSegmentPath: String { Self.join(spillRoot, ".segment-\(getpid())") }
     private var renewalsSegmentPath: String { Self.join(spillRoot, ".renewals-\(getpid())") }
-
-    private func writeMarker(_ name: String, into folder: String) throws(HistoryError) {
-        try makeDirectory(folder)
-        guard FileManager.default.createFile(atPath: Self.join(folder, name), contents: Data()) else {
-            throw HistoryError.system("cannot write", Self.join(folder, name))
-        }
-    }
 
     private func writeHorizon(into folder: String) throws(HistoryError) {
         try makeDirectory(folder)
@@ -138,7 +124,6 @@ public final class HistoryCollector {
         }
         if let h = Int64(text) { extractor.horizon = max(extractor.horizon ?? h, h) }
         purchases.adopt(folder)
-        if FileManager.default.fileExists(atPath: Self.join(folder, Self.jwsMarker)) { sawJWS = true }
         let renewalFolder = Self.join(folder, Self.renewalsFolder)
         if FileManager.default.fileExists(atPath: renewalFolder) { renewals.adopt(renewalFolder) }
     }
@@ -175,12 +160,11 @@ public final class HistoryCollector {
                     format: format, schema: .purchases, directory: directory, metadata: metadata, options: options,
                     unit: unit))
             do throws(SinkError) {
-                let schema: TableSchema = sawJWS ? .subscriptionsWithRenewals : .subscriptions
                 subscriptionRows = HistoryTableBuffer(
-                    schema: schema,
+                    schema: .subscriptions,
                     writer: try makeTableFileWriter(
-                        format: format, schema: schema, directory: directory, metadata: metadata, options: options,
-                        unit: unit))
+                        format: format, schema: .subscriptions, directory: directory, metadata: metadata,
+                        options: options, unit: unit))
             } catch {
                 purchaseRows.writer.abort()
                 throw error

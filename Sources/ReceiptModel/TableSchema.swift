@@ -178,8 +178,8 @@ extension TableSchema {
             ("line", .int64, false),
         ])
 
-    /// `subscriptions`: one row per (environment, bundle_id, original_transaction_id) of auto-renewable periods
-    /// (docs/history.md).
+    /// `subscriptions`: one row per (environment, bundle_id, original_transaction_id) of auto-renewable periods,
+    /// then the columns of the subscription's newest JWS renewal info (null without one) (docs/history.md).
     public static let subscriptions = TableSchema(
         name: "subscriptions",
         [
@@ -197,6 +197,12 @@ extension TableSchema {
             ("cancelled_periods", .int64, false),
             ("observed_through", .timestampMillis, true),
             ("state", .string, false),
+            ("renewal_signed_date", .timestampMillis, true),
+            ("auto_renew_status", .int32, true),
+            ("auto_renew_product_id", .string, true),
+            ("expiration_intent", .int32, true),
+            ("is_in_billing_retry_period", .bool, true),
+            ("grace_period_expires_date", .timestampMillis, true),
         ])
 }
 
@@ -222,6 +228,11 @@ public enum SubscriptionsColumns {
     // int64s (timestamps included)
     public static let firstPurchaseDate = 0, latestPurchaseDate = 1, latestExpiresDate = 2, periods = 3,
         trialPeriods = 4, introPeriods = 5, cancelledPeriods = 6, observedThrough = 7
+    // The newest renewal info's columns: a string, two timestamps, two int32s and a bool.
+    public static let autoRenewProductID = 6
+    public static let renewalSignedDate = 8, gracePeriodExpiresDate = 9
+    public static let autoRenewStatus = 0, expirationIntent = 1
+    public static let isInBillingRetryPeriod = 0
 }
 
 /// Column slots of the `receipts` table, for writers that fill it by name without lookups.

@@ -14,7 +14,9 @@ enum HistoryCSV {
     static let subscriptionColumns = [
         "environment", "bundle_id", "original_transaction_id", "first_product_id", "latest_product_id",
         "first_purchase_date", "latest_purchase_date", "latest_expires_date", "periods", "trial_periods",
-        "intro_periods", "cancelled_periods", "observed_through", "state",
+        "intro_periods", "cancelled_periods", "observed_through", "state", "renewal_signed_date",
+        "auto_renew_status", "auto_renew_product_id", "expiration_intent", "is_in_billing_retry_period",
+        "grace_period_expires_date",
     ]
 
     /// One CSV field.
@@ -49,6 +51,8 @@ enum HistoryCSV {
                 .string(s.firstProductID), .string(s.latestProductID), .time(s.firstPurchaseDate),
                 .time(s.latestPurchaseDate), .time(s.latestExpiresDate), .int(s.periods), .int(s.trialPeriods),
                 .int(s.introPeriods), .int(s.cancelledPeriods), .time(s.observedThrough), .string(s.state),
+                // The renewal-info columns: generated receipts have no JWS renewal info.
+                .time(nil), .int(nil), .string(nil), .int(nil), .bool(nil), .time(nil),
             ])
         }
         return out

@@ -22,16 +22,16 @@ PURCHASE_COLUMNS = [
     "is_in_intro_offer_period", "promotional_offer_id", "product_type", "cancellation_date", "cancellation_reason",
     "first_seen", "last_seen", "occurrences", "source", "line",
 ]
-SUBSCRIPTION_COLUMNS = [
-    "environment", "bundle_id", "original_transaction_id", "first_product_id", "latest_product_id",
-    "first_purchase_date", "latest_purchase_date", "latest_expires_date", "periods", "trial_periods",
-    "intro_periods", "cancelled_periods", "observed_through", "state",
-]
-# Appended to SUBSCRIPTION_COLUMNS when the input holds JWS.
+# The columns of the subscription's newest renewal info, the last six of SUBSCRIPTION_COLUMNS (null without one).
 RENEWAL_COLUMNS = [
     "renewal_signed_date", "auto_renew_status", "auto_renew_product_id", "expiration_intent",
     "is_in_billing_retry_period", "grace_period_expires_date",
 ]
+SUBSCRIPTION_COLUMNS = [
+    "environment", "bundle_id", "original_transaction_id", "first_product_id", "latest_product_id",
+    "first_purchase_date", "latest_purchase_date", "latest_expires_date", "periods", "trial_periods",
+    "intro_periods", "cancelled_periods", "observed_through", "state",
+] + RENEWAL_COLUMNS
 TIMESTAMPS = {
     "purchase_date", "original_purchase_date", "expires_date", "cancellation_date", "first_seen", "last_seen",
     "first_purchase_date", "latest_purchase_date", "latest_expires_date", "observed_through",
@@ -161,11 +161,6 @@ def purchases(occurrences):
     return out
 
 
-def has_jws(directory):
-    """Whether the export's input held a JWS (a receipts row with a jws_index)."""
-    return any(r.get("jws_index") is not None for r in read_csv(f"{directory}/receipts.csv"))
-
-
 def renewals_from_export(directory, inputs):
     """The newest counting renewal info per (environment, original_transaction_id), by (signed_date, input index,
     line, jws_index); the renewals table holds only valid ones."""
@@ -189,7 +184,7 @@ def renewals_from_export(directory, inputs):
 
 def subscriptions(purchase_rows, as_of, renewals=None):
     """The subscriptions rows at as-of time `as_of` (epoch ms), in the contract's order. `renewals` (the newest
-    renewal info per key, or None for an input without JWS) refines them and adds RENEWAL_COLUMNS."""
+    renewal info per key; None or {} when there is none) refines them and fills RENEWAL_COLUMNS."""
     groups = {}
     for p in purchase_rows:
         if p["expires_date"] is None:
@@ -215,12 +210,11 @@ def subscriptions(purchase_rows, as_of, renewals=None):
             "observed_through": observed,
             "state": state(ordered, observed, as_of),
         })
-        if renewals is not None:
-            n = renewals.get((env, otid))
-            out[-1]["state"] = refined_state(out[-1]["state"], ordered, as_of, n)
-            out[-1]["renewal_signed_date"] = n["signed_date"] if n else None
-            for c in RENEWAL_COLUMNS[1:]:
-                out[-1][c] = n[c] if n else None
+        n = (renewals or {}).get((env, otid))
+        out[-1]["state"] = refined_state(out[-1]["state"], ordered, as_of, n)
+        out[-1]["renewal_signed_date"] = n["signed_date"] if n else None
+        for c in RENEWAL_COLUMNS[1:]:
+            out[-1][c] = n[c] if n else None
     out.sort(key=lambda r: (r["environment"], r["bundle_id"], r["original_transaction_id"]))
     return out
 
@@ -267,12 +261,11 @@ def refined_state(receipts_state, ordered, as_of, n):
 
 
 def tables(directory, inputs, as_of=None):
-    """(purchases, subscriptions, as_of used) of an export directory written with `--format csv`. For an input
-    with JWS the subscriptions rows have RENEWAL_COLUMNS too."""
+    """(purchases, subscriptions, as_of used) of an export directory written with `--format csv`."""
     if as_of is None:
         as_of = horizon_of(directory)
     p = purchases(occurrences_from_export(directory, inputs))
-    renewals = renewals_from_export(directory, inputs) if has_jws(directory) else None
+    renewals = renewals_from_export(directory, inputs)
     return p, subscriptions(p, as_of if as_of is not None else 0, renewals), as_of
 
 
@@ -323,8 +316,7 @@ def main(argv):
     p, s, _ = tables(directory, inputs, as_of)
     print("\n".join(render(p, PURCHASE_COLUMNS)))
     print()
-    columns = SUBSCRIPTION_COLUMNS + (RENEWAL_COLUMNS if has_jws(directory) else [])
-    print("\n".join(render(s, columns)))
+    print("\n".join(render(s, SUBSCRIPTION_COLUMNS)))
 
 
 if __name__ == "__main__":

@@ -124,7 +124,10 @@ def _expected(out, inputs):
                first_purchase_date, latest_purchase_date, latest_expires_date, periods, trial_periods, intro_periods,
                cancelled_periods, observed_through,
                CASE WHEN NOT any_counted THEN 'not_started' WHEN active THEN 'active' WHEN revoked THEN 'revoked'
-                    WHEN observed_through >= counted_expires THEN 'expired' ELSE 'unknown' END AS state
+                    WHEN observed_through >= counted_expires THEN 'expired' ELSE 'unknown' END AS state,
+               -- Receipts carry no renewal info: its six columns are null.
+               NULL AS renewal_signed_date, NULL AS auto_renew_status, NULL AS auto_renew_product_id,
+               NULL AS expiration_intent, NULL AS is_in_billing_retry_period, NULL AS grace_period_expires_date
         FROM agg ORDER BY environment, bundle_id, original_transaction_id""").fetchall()
     return con.sql("SELECT * FROM purchases").fetchall(), subscriptions
 

@@ -117,12 +117,17 @@ def test_writing_to_stdout_is_a_failure(tmp_path):
         run(binary, input_file(tmp_path))
 
 
-def flatten(batches):
-    """Nested batches back to (receipts rows, transactions rows)."""
+def flatten(batches, renewals=None):
+    """Nested batches back to (receipts rows, transactions rows); the renewal infos go to `renewals`."""
     receipts, transactions = [], []
     for b in batches:
         for row in b.to_pylist():
             transactions.extend(row.pop(driver.NESTED))
+            got = row.pop(driver.NESTED_RENEWALS)
+            if renewals is not None:
+                renewals.extend(got)
+            else:
+                assert got == []
             receipts.append(row)
     return receipts, transactions
 
@@ -143,6 +148,34 @@ def test_real_receiptflow_rows_equal_a_direct_export(tmp_path, local_dirs, monke
     assert got_receipts == ref_receipts.to_pylist()
     assert got_transactions == ref_transactions.to_pylist()
     assert len(got_transactions) > 0 and {r["status"] for r in got_receipts} >= {0, 21002, 21003}
+    assert os.listdir(local_dirs) == []
+
+
+def test_jws_records_keep_their_transactions_and_renewal_infos(tmp_path, local_dirs, monkeypatch):
+    """A line of JWS has a receipts row per JWS (a notification body and its nested transaction and renewal info,
+    a page of several): each receipts row gets exactly the transactions and renewal infos of its (line,
+    jws_index)."""
+    jws_support = pytest.importorskip("jws_support", reason="the JWS test PKI needs cryptography")
+    pq = pytest.importorskip("pyarrow.parquet")
+    binary = receiptflow_bin()
+    pki = jws_support.TestPKI()
+    anchor = tmp_path / "root.pem"
+    anchor.write_bytes(pki.root_pem)
+    path = tmp_path / "jws.ndjson"
+    path.write_text("\n".join(jws_support.subscription_lines(pki, 40)) + "\n")
+    ref = tmp_path / "ref"
+    reference_tables(binary, [str(path)], str(anchor), str(ref))
+    monkeypatch.setattr(driver, "nested_batches", _small_batches(driver.nested_batches))
+    f = {"source": str(path), "uri": "file:" + str(path), "local": str(path), "size": os.path.getsize(path)}
+    renewals = []
+    receipts, transactions = flatten(
+        driver.run_file(f, binary, driver.task_arguments(["--trust-anchor", str(anchor)], 1)), renewals)
+    assert receipts == pq.read_table(ref / "receipts.parquet").to_pylist()
+    assert transactions == pq.read_table(ref / "transactions.parquet").to_pylist()
+    assert renewals == pq.read_table(ref / "renewals.parquet").to_pylist()
+    # Lines with several JWS, each with its own rows.
+    lines = [r["line"] for r in receipts]
+    assert len(lines) > len(set(lines)) and len(renewals) > 40 and len(transactions) > 40
     assert os.listdir(local_dirs) == []
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Run `receiptflow export` inside Apache Spark tasks, exactly once, and write both tables with Spark's writer.
+"""Run `receiptflow export` inside Apache Spark tasks, exactly once, and write its tables with Spark's writer.
 
     spark-submit --files /path/to/receiptflow[,root.pem] scripts/spark/driver.py \\
         [driver options] INPUT OUTPUT [receiptflow export options]
@@ -10,26 +10,29 @@ last, so `line` is the line number in that file and `source` is the path as give
 are DIR/name; files matched by a glob get their full path). OUTPUT receives
 
     OUTPUT/receipts/part-*.parquet      + _SUCCESS   one row per input record (contract.md, "receipts")
-    OUTPUT/transactions/part-*.parquet  + _SUCCESS   one row per in-app purchase of a valid receipt
+    OUTPUT/transactions/part-*.parquet  + _SUCCESS   one row per in-app purchase of a valid receipt or JWS
+    OUTPUT/renewals/part-*.parquet      + _SUCCESS   one row per valid JWS renewal info
     OUTPUT/purchases/part-*.parquet     + _SUCCESS   one row per purchase, merged across receipts (history)
     OUTPUT/subscriptions/part-*.parquet + _SUCCESS   one row per auto-renewable subscription, with its state
     OUTPUT/summary.json                               counts and the as-of time, written last
 
 The two history tables follow the contract's history rules, computed with Spark SQL over every file's rows: a
-receipt's position is (index of its file in the input order above, line), the as-of time is `--as-of` or the
-data horizon, and the rows are sorted as the contract says, so that reading the part files in name order gives
+receipt's position is (index of its file in the input order above, line, and for a JWS its jws_index), the newest
+renewal info of each subscription refines it as docs/history.md says, the as-of time is `--as-of` or the data
+horizon, and the rows are sorted as the contract says, so that reading the part files in name order gives
 the rows of a single-machine `receiptflow export` of the same files in the same order.
 
 How a task works (`run_file`): the input file is streamed into `receiptflow export - --out SCRATCH --format
 parquet` on standard input; the wrapper passes the executor's environment, drains standard error, and raises when
-receiptflow exits non-zero or dies from a signal, so that Spark retries the task. The two Parquet tables receiptflow
-wrote into the task's scratch directory are read back with pyarrow and handed to Spark as Arrow batches (one row
-per receipt with its transactions nested), which Spark's Parquet writer commits per task: a failed or retried
-attempt leaves no rows behind, and a table folder is complete when its `_SUCCESS` marker is there.
+receiptflow exits non-zero or dies from a signal, so that Spark retries the task. The three Parquet tables
+receiptflow wrote into the task's scratch directory are read back with pyarrow and handed to Spark as Arrow batches
+(one row per record with its transactions and renewal infos nested), which Spark's Parquet writer commits per task:
+a failed or retried attempt leaves no rows behind, and a table folder is complete when its `_SUCCESS` marker is
+there.
 
-Why not `--out -`: a stream carries one table, and neither stream form holds both tables losslessly (CSV cannot
+Why not `--out -`: a stream carries one table, and neither stream form holds the tables losslessly (CSV cannot
 tell an empty string from null; the verifyReceipt NDJSON omits `verified`, the hashes, `product_type`, zero
-`web_order_line_item_id`...). Receiptflow's own Parquet holds both tables with the contract's exact types, from one
+`web_order_line_item_id`...). Receiptflow's own Parquet holds every table with the contract's exact types, from one
 pass over the input.
 
 Driver options (before INPUT):
@@ -131,8 +134,35 @@ TRANSACTIONS_COLUMNS = [
     ("jws_index", "int32", True),
 ]
 
-# The nested column that carries a receipt's transactions between the task and the two table writes.
+RENEWALS_COLUMNS = [
+    ("source", "string", False),
+    ("line", "int64", False),
+    ("record_id", "string", True),
+    ("jws_index", "int32", False),
+    ("environment", "string", True),
+    ("original_transaction_id", "string", True),
+    ("product_id", "string", True),
+    ("auto_renew_product_id", "string", True),
+    ("auto_renew_status", "int32", True),
+    ("expiration_intent", "int32", True),
+    ("is_in_billing_retry_period", "bool", True),
+    ("grace_period_expires_date", "timestamp", True),
+    ("price_increase_status", "int32", True),
+    ("offer_type", "int32", True),
+    ("offer_identifier", "string", True),
+    ("recent_subscription_start_date", "timestamp", True),
+    ("renewal_date", "timestamp", True),
+    ("renewal_price", "int64", True),
+    ("currency", "string", True),
+    ("signed_date", "timestamp", True),
+]
+
+# The nested columns that carry a record's transactions and renewal infos between the task and the table writes.
 NESTED = "transactions"
+NESTED_RENEWALS = "renewals"
+# A record is (line, jws_index): a line of JWS has a receipts row per JWS. Its rows in the three tables are
+# matched by one int64 key, line * KEY_SPAN + jws_index + 1 (0 for a receipt, whose jws_index is null).
+KEY_SPAN = 1 << 24
 
 DEFAULT_TASK_BYTES = 128 << 20
 # Options the driver sets itself; passing them would change what a task writes or where.
@@ -537,9 +567,12 @@ def arrow_fields(columns):
 def nested_arrow_schema():
     import pyarrow as pa
 
-    item = pa.struct(arrow_fields(TRANSACTIONS_COLUMNS))
+    def nested(name, columns):
+        return pa.field(name, pa.list_(pa.field("element", pa.struct(arrow_fields(columns)), False)), False)
+
     return pa.schema(
-        arrow_fields(RECEIPTS_COLUMNS) + [pa.field(NESTED, pa.list_(pa.field("element", item, False)), False)]
+        arrow_fields(RECEIPTS_COLUMNS)
+        + [nested(NESTED, TRANSACTIONS_COLUMNS), nested(NESTED_RENEWALS, RENEWALS_COLUMNS)]
     )
 
 
@@ -589,57 +622,105 @@ def conform(batch, columns, source):
     return arrays
 
 
+def record_keys(table, columns, source):
+    """The record key (line, jws_index) of every row of `table` (a pyarrow Table or RecordBatch of `columns`), as
+    one int64 per row: line * KEY_SPAN + jws_index + 1, or line * KEY_SPAN for a receipt."""
+    import numpy as np
+
+    names = [c[0] for c in columns]
+    lines = np.asarray(table.column(names.index("line")).to_numpy(zero_copy_only=False), dtype=np.int64)
+    index = table.column(names.index("jws_index"))
+    index = np.asarray(index.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64) + 1
+    if len(lines) and (index.max() >= KEY_SPAN or lines.min() < 0 or lines.max() >= (1 << 62) // KEY_SPAN):
+        raise TaskFailure(f"receiptflow's rows of {source} have a line or jws_index beyond what the driver keys")
+    return lines * KEY_SPAN + index
+
+
+class _Children:
+    """The rows of one child table (transactions or renewals), read in order alongside the receipts and handed out
+    as one list per receipts row: the rows with the record's (line, jws_index)."""
+
+    def __init__(self, out, name, columns, source, batch_rows):
+        import numpy as np
+
+        self.name, self.columns, self.source = name, columns, source
+        self.batches = batches_of(read_table_parts(out, name), columns, name, batch_rows)
+        # Rows read but not yet attached (a pa.Table in receiptflow's own types, None before the first batch) and
+        # their keys.
+        self.pending = None
+        self.pending_keys = np.array([], dtype=np.int64)
+        self.exhausted = False
+
+    def _read_through(self, last):
+        """Reads batches until the pending rows go past key `last` (or to the end)."""
+        import numpy as np
+        import pyarrow as pa
+
+        while not self.exhausted and (len(self.pending_keys) == 0 or self.pending_keys[-1] <= last):
+            nxt = next(self.batches, None)
+            if nxt is None:
+                self.exhausted = True
+                break
+            t = pa.Table.from_batches([nxt])
+            self.pending = t if self.pending is None else pa.concat_tables([self.pending, t])
+            self.pending_keys = np.concatenate([self.pending_keys, record_keys(nxt, self.columns, self.source)])
+
+    def take(self, keys, item_type):
+        """A list array: for each receipts row (keys strictly increasing), its child rows, in order."""
+        import numpy as np
+        import pyarrow as pa
+
+        self._read_through(keys[-1])
+        take = int(np.searchsorted(self.pending_keys, keys[-1], side="right"))
+        if self.pending is None:
+            mine = None
+        else:
+            mine, self.pending = self.pending.slice(0, take), self.pending.slice(take)
+        mine_keys, self.pending_keys = self.pending_keys[:take], self.pending_keys[take:]
+        starts = np.searchsorted(mine_keys, keys, side="left")
+        ends = np.searchsorted(mine_keys, keys, side="right")
+        # Every child row must land on exactly one receipts row of this batch, in order.
+        if take and (starts[0] != 0 or ends[-1] != take or np.any(starts[1:] != ends[:-1])):
+            raise TaskFailure(f"receiptflow's {self.name} of {self.source} do not follow its receipts' records")
+        offsets = pa.array(np.append(starts, ends[-1]).astype(np.int32))
+        batch = mine.combine_chunks().to_batches()[0] if take else _empty(self.columns)
+        items = pa.StructArray.from_arrays(
+            conform(batch, self.columns, self.source),
+            fields=list(item_type.value_type),
+        )
+        return pa.ListArray.from_arrays(offsets, items, type=item_type)
+
+    def leftover(self):
+        return len(self.pending_keys) + sum(b.num_rows for b in self.batches)
+
+
 def nested_batches(out, source, batch_rows=8192):
-    """Yields Arrow batches of the nested schema: each receipts row with the transactions of its record in a list,
-    both read in input order from receiptflow's output. Transactions belong to a receipt by `line` (unique within a
-    source, increasing in both tables)."""
+    """Yields Arrow batches of the nested schema: each receipts row with the transactions and the renewal infos of
+    its record in two lists, all read in input order from receiptflow's output. A child row belongs to the
+    receipts row of its (line, jws_index): unique within a source, increasing in every table."""
     import numpy as np
     import pyarrow as pa
 
     schema = nested_arrow_schema()
-    item_type = schema.field(NESTED).type
     receipts = batches_of(read_table_parts(out, "receipts"), RECEIPTS_COLUMNS, "receipts", batch_rows)
-    transactions = batches_of(read_table_parts(out, "transactions"), TRANSACTIONS_COLUMNS, "transactions", batch_rows)
-    pending = None  # transactions read but not yet attached, a pa.Table
-    exhausted = False
-    rows = 0
+    children = [
+        (_Children(out, "transactions", TRANSACTIONS_COLUMNS, source, batch_rows), schema.field(NESTED).type),
+        (_Children(out, "renewals", RENEWALS_COLUMNS, source, batch_rows), schema.field(NESTED_RENEWALS).type),
+    ]
+    previous = None
     for rb in receipts:
         if rb.num_rows == 0:
             continue
-        lines = rb.column(1).to_numpy()
-        last = lines[-1]
-        # Read transactions until past this batch's last line (or to the end).
-        while not exhausted and (pending is None or pending.num_rows == 0 or pending.column(1)[-1].as_py() <= last):
-            nxt = next(transactions, None)
-            if nxt is None:
-                exhausted = True
-            else:
-                t = pa.Table.from_batches([nxt])
-                pending = t if pending is None else pa.concat_tables([pending, t])
-        if pending is None:
-            pending = pa.Table.from_batches([], schema=pa.schema(arrow_fields(TRANSACTIONS_COLUMNS)))
-        t_lines = pending.column(1).to_numpy() if pending.num_rows else np.array([], dtype=np.int64)
-        take = int(np.searchsorted(t_lines, last, side="right"))
-        mine, pending = pending.slice(0, take), pending.slice(take)
-        mine_lines = t_lines[:take]
-        starts = np.searchsorted(mine_lines, lines, side="left")
-        ends = np.searchsorted(mine_lines, lines, side="right")
-        # Every transaction must land on exactly one receipt of this batch, in order.
-        if take and (starts[0] != 0 or ends[-1] != take or np.any(starts[1:] != ends[:-1])):
-            raise TaskFailure(f"receiptflow's transactions of {source} do not follow its receipts' lines")
-        offsets = pa.array(np.append(starts, ends[-1]).astype(np.int32))
-        mine = mine.combine_chunks()
-        items = pa.StructArray.from_arrays(
-            conform(mine.to_batches()[0] if mine.num_rows else _empty(TRANSACTIONS_COLUMNS), TRANSACTIONS_COLUMNS,
-                    source),
-            fields=list(item_type.value_type),
-        )
-        nested = pa.ListArray.from_arrays(offsets, items, type=item_type)
-        rows += rb.num_rows
-        yield pa.RecordBatch.from_arrays(conform(rb, RECEIPTS_COLUMNS, source) + [nested], schema=schema)
-    leftover = (pending.num_rows if pending is not None else 0) + sum(b.num_rows for b in transactions)
-    if leftover:
-        raise TaskFailure(f"receiptflow wrote {leftover} transactions of {source} after its last receipt")
+        keys = record_keys(rb, RECEIPTS_COLUMNS, source)
+        if np.any(np.diff(keys) <= 0) or (previous is not None and keys[0] <= previous):
+            raise TaskFailure(f"receiptflow's receipts of {source} are not in (line, jws_index) order")
+        previous = keys[-1]
+        lists = [c.take(keys, item_type) for c, item_type in children]
+        yield pa.RecordBatch.from_arrays(conform(rb, RECEIPTS_COLUMNS, source) + lists, schema=schema)
+    for c, _ in children:
+        leftover = c.leftover()
+        if leftover:
+            raise TaskFailure(f"receiptflow wrote {leftover} {c.name} of {source} after its last receipt")
 
 
 def _empty(columns):
@@ -725,7 +806,8 @@ def nested_spark_schema():
 
     return T.StructType(
         spark_struct(RECEIPTS_COLUMNS).fields
-        + [T.StructField(NESTED, T.ArrayType(spark_struct(TRANSACTIONS_COLUMNS), containsNull=False), False)]
+        + [T.StructField(NESTED, T.ArrayType(spark_struct(TRANSACTIONS_COLUMNS), containsNull=False), False),
+           T.StructField(NESTED_RENEWALS, T.ArrayType(spark_struct(RENEWALS_COLUMNS), containsNull=False), False)]
     )
 
 
@@ -754,33 +836,43 @@ def write_text(spark, path, text):
 # MARK: - History tables (driver side, Spark SQL)
 
 
-def contributing_receipts(records, files):
-    """Valid, non-Xcode receipts with their environment and input index (the position of their file in `files`,
-    the driver's input order)."""
-    from pyspark.sql import functions as F
-
-    spark = records.sparkSession
+def input_index(records, files):
+    """A small frame (source, input): the position of each file in `files`, the driver's input order."""
     # One index per source: a file given twice has the same rows at both indexes, so either gives the same facts.
     positions = {f["source"]: i for i, f in enumerate(files)}
-    index = spark.createDataFrame(sorted(positions.items()), "source string, input int")
+    return records.sparkSession.createDataFrame(sorted(positions.items()), "source string, input int")
+
+
+def history_environment(column):
+    """`Sandbox` when the environment or receipt type ends in Sandbox, otherwise `Production` (null included)."""
+    from pyspark.sql import functions as F
+
+    return F.when(F.coalesce(column, F.lit("")).endswith("Sandbox"), "Sandbox").otherwise("Production")
+
+
+def contributing_receipts(records, files):
+    """Valid, non-Xcode records (receipts and JWS) with their input index."""
+    from pyspark.sql import functions as F
+
     xcode = F.coalesce(F.col("receipt_type") == "Xcode", F.lit(False))
     valid = records.filter((F.col("status") == 0) & ~xcode)
-    return valid.join(F.broadcast(index), "source").withColumn(
-        "environment",
-        F.when(F.coalesce(F.col("receipt_type"), F.lit("")).endswith("Sandbox"), "Sandbox").otherwise("Production"),
-    )
+    return valid.join(F.broadcast(input_index(records, files)), "source")
 
 
 def purchases_frame(receipts):
     """One row per (environment, bundle_id, transaction_id): the newest occurrence's facts, the newest known
-    cancellation, first/last seen and the number of occurrences. Recency: (created, input, line, entry)."""
+    cancellation, first/last seen and the number of occurrences. Recency: (created, input, line, jws_index,
+    entry); a receipt's jws_index is null and a line of JWS has only JWS, so the order within a line is the order
+    of its transactions rows. The environment and bundle are those of the transactions row (for a JWS transaction,
+    its own)."""
     from pyspark.sql import functions as F
 
     occ = receipts.select(
-        "environment", "bundle_id", "source", "line", "input",
+        "source", "line", "input", "jws_index",
         F.col("receipt_creation_date").alias("created"), F.posexplode(NESTED).alias("entry", "t"),
-    )
-    rank = [F.col("created"), F.col("input"), F.col("line"), F.col("entry")]
+    ).withColumn("environment", history_environment(F.col("t.receipt_type"))).withColumn(
+        "bundle_id", F.col("t.bundle_id"))
+    rank = [F.col("created"), F.col("input"), F.col("line"), F.col("jws_index"), F.col("entry")]
     facts = [
         "original_transaction_id", "product_id", "quantity", "purchase_date", "original_purchase_date",
         "expires_date", "web_order_line_item_id", "is_trial_period", "is_in_intro_offer_period",
@@ -805,10 +897,36 @@ def purchases_frame(receipts):
     )
 
 
-def subscriptions_frame(purchases, as_of):
+# The renewal-info fields that fill the last six columns of subscriptions, in column order after
+# renewal_signed_date (the renewal info's signed_date).
+RENEWAL_FIELDS = [
+    "auto_renew_status", "auto_renew_product_id", "expiration_intent", "is_in_billing_retry_period",
+    "grace_period_expires_date",
+]
+
+
+def newest_renewals(records, files):
+    """The newest counting renewal info per (environment, original_transaction_id): a renewals row whose
+    environment is not Xcode and whose original_transaction_id is not null, newest by (signed_date, input, line,
+    jws_index). Columns: environment, original_transaction_id, n (a struct of signed_date and RENEWAL_FIELDS)."""
+    from pyspark.sql import functions as F
+
+    r = records.select(F.explode(NESTED_RENEWALS).alias("r")).select("r.*")
+    xcode = F.coalesce(F.col("environment") == "Xcode", F.lit(False))
+    r = r.filter(F.col("original_transaction_id").isNotNull() & ~xcode).join(
+        F.broadcast(input_index(records, files)), "source")
+    newest = F.max(F.struct("signed_date", "input", "line", "jws_index", *RENEWAL_FIELDS))
+    return r.groupBy(
+        history_environment(F.col("environment")).alias("environment"), "original_transaction_id"
+    ).agg(newest.alias("n"))
+
+
+def subscriptions_frame(purchases, as_of, renewals):
     """One row per (environment, bundle_id, original_transaction_id) of the purchases with an expires_date (a
     null original transaction id makes a group of its own, keyed by the transaction id), with its state at
-    `as_of` (a Spark timestamp column). Rules, first match wins: not_started, active, revoked, expired, unknown."""
+    `as_of` (a Spark timestamp column), refined by the newest renewal info of its (environment,
+    original_transaction_id) from `renewals` (newest_renewals), whose fields fill the last six columns. Rules,
+    first match wins: not_started, active, revoked, grace_period, billing_retry, expired, unknown."""
     from pyspark.sql import functions as F
 
     p = purchases.filter(F.col("expires_date").isNotNull())
@@ -838,11 +956,20 @@ def subscriptions_frame(purchases, as_of):
             "_last"),
         F.max(F.when(live, F.col("expires_date"))).alias("_live_expiry"),
     )
+    # Every bundle's row of the key takes the key's renewal info: a renewal info names no bundle.
+    g = g.join(renewals, ["environment", "original_transaction_id"], "left")
+    signed = F.col("n.signed_date")
+    # The renewal info applies at A: signed by A, and not before the newest counted period began.
+    applies = signed.isNotNull() & (signed <= as_of) & (signed >= F.col("_last.purchase_date"))
+    retry = applies & F.coalesce(F.col("n.is_in_billing_retry_period"), F.lit(False))
     state = (
         F.when(F.col("_counted") == 0, "not_started")
         .when(F.col("_active") > 0, "active")
         .when(F.col("_last.x"), "revoked")
+        .when(retry & (as_of < F.col("n.grace_period_expires_date")), "grace_period")
+        .when(retry, "billing_retry")
         .when(F.col("observed_through") >= F.col("_live_expiry"), "expired")
+        .when(applies & F.col("n.expiration_intent").isNotNull() & (signed >= F.col("_live_expiry")), "expired")
         .otherwise("unknown")
     )
     return g.select(
@@ -850,6 +977,7 @@ def subscriptions_frame(purchases, as_of):
         F.col("first.product_id").alias("first_product_id"), F.col("latest.product_id").alias("latest_product_id"),
         "first_purchase_date", "latest_purchase_date", "latest_expires_date", "periods", "trial_periods",
         "intro_periods", "cancelled_periods", "observed_through", state.alias("state"),
+        signed.alias("renewal_signed_date"), *[F.col("n." + f).alias(f) for f in RENEWAL_FIELDS],
     )
 
 
@@ -872,7 +1000,8 @@ def write_history(records, files, as_of, base, mode):
         "environment", "bundle_id", F.col("original_transaction_id").asc_nulls_first(),
         F.col("purchase_date").asc_nulls_first(), "transaction_id",
     ).write.mode(mode).parquet(base + "/purchases")
-    subscriptions_frame(purchases, as_of_column).orderBy(
+    renewals = newest_renewals(records, files)
+    subscriptions_frame(purchases, as_of_column, renewals).orderBy(
         "environment", "bundle_id", "original_transaction_id"
     ).write.mode(mode).parquet(base + "/subscriptions")
     purchases.unpersist()
@@ -905,13 +1034,14 @@ def run(spark, cfg):
     )
     file_df = spark.createDataFrame(rdd, spark_struct(FILE_SCHEMA_COLUMNS))
     records = file_df.mapInArrow(run_partition(cfg.binary, args), nested_spark_schema())
-    # Both tables come from one pass of receiptflow: the first write computes and keeps the records, the second
-    # reads them back. Should a kept block be lost, Spark recomputes it; receiptflow is deterministic, so the
+    # The three tables come from one pass of receiptflow: the first write computes and keeps the records, the
+    # others read them back. Should a kept block be lost, Spark recomputes it; receiptflow is deterministic, so the
     # rows are the same.
     records = records.persist(StorageLevel.MEMORY_AND_DISK)
     mode = "overwrite" if cfg.overwrite else "errorifexists"
-    records.drop(NESTED).write.mode(mode).parquet(base + "/receipts")
+    records.drop(NESTED, NESTED_RENEWALS).write.mode(mode).parquet(base + "/receipts")
     records.select(F.explode(NESTED).alias("t")).select("t.*").write.mode(mode).parquet(base + "/transactions")
+    records.select(F.explode(NESTED_RENEWALS).alias("r")).select("r.*").write.mode(mode).parquet(base + "/renewals")
 
     as_of = None
     if cfg.history:
