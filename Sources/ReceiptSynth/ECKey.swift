@@ -106,20 +106,36 @@ public final class ECKey: CertificateSigningKey, @unchecked Sendable {
 
     /// ECDSA over `message` as a JWS carries it (RFC 7518 section 3.4): raw `r || s`, each padded to the curve
     /// size.
+    ///
+    /// Deterministic, so that generated data is a pure function of its seed and keys: the nonce k is derived from
+    /// the private key and the message digest (SHA-512, as RFC 6979 derives it from both), and the signature is
+    /// computed with OpenSSL's big-number and curve arithmetic, then checked with OpenSSL's own ECDSA verify.
     public func signJWS(_ message: [UInt8]) -> [UInt8] {
-        let der = signDER(message)
-        let sig: OpaquePointer? = der.withUnsafeBufferPointer { buf in
-            var p: UnsafePointer<UInt8>? = buf.baseAddress
-            return d2i_ECDSA_SIG(nil, &p, buf.count)
-        }
-        guard let sig else { preconditionFailure("OpenSSL made a signature it cannot read") }
-        defer { ECDSA_SIG_free(sig) }
+        let signature = DeterministicECDSA.sign(message, pkey: pkey, curve: curve)
+        precondition(verifyJWS(message, signature: signature), "a deterministic ECDSA signature does not verify")
+        return signature
+    }
+
+    /// Whether `signature` (raw `r || s`) is this key's ECDSA signature over `message`, by OpenSSL.
+    public func verifyJWS(_ message: [UInt8], signature: [UInt8]) -> Bool {
         let size = curve.scalarBytes
-        var out = [UInt8](repeating: 0, count: 2 * size)
-        out.withUnsafeMutableBufferPointer { buf in
-            _ = BN_bn2binpad(ECDSA_SIG_get0_r(sig), buf.baseAddress, Int32(size))
-            _ = BN_bn2binpad(ECDSA_SIG_get0_s(sig), buf.baseAddress! + size, Int32(size))
+        guard signature.count == 2 * size, let sig = ECDSA_SIG_new() else { return false }
+        defer { ECDSA_SIG_free(sig) }
+        let r = BN_bin2bn(signature, Int32(size), nil)
+        let s = Array(signature[size...]).withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, Int32(size), nil) }
+        guard ECDSA_SIG_set0(sig, r, s) == 1 else { return false }
+        let n = i2d_ECDSA_SIG(sig, nil)
+        guard n > 0 else { return false }
+        var der = [UInt8](repeating: 0, count: Int(n))
+        der.withUnsafeMutableBufferPointer { buf in
+            var p: UnsafeMutablePointer<UInt8>? = buf.baseAddress
+            _ = i2d_ECDSA_SIG(sig, &p)
         }
-        return out
+        let ctx = EVP_MD_CTX_new()!
+        defer { EVP_MD_CTX_free(ctx) }
+        let md = EVP_MD_fetch(nil, curve.digestName, nil)
+        defer { EVP_MD_free(md) }
+        guard EVP_DigestVerifyInit(ctx, nil, md, nil, pkey) == 1 else { return false }
+        return EVP_DigestVerify(ctx, der, der.count, message, message.count) == 1
     }
 }
