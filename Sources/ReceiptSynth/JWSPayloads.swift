@@ -10,7 +10,8 @@ enum JWSPayloads {
         /// The catalog's product type: 0 non-consumable, 1 consumable, 2 non-renewing, 3 auto-renewable.
         var productType: Int64
         var transactionID: String
-        var originalTransactionID: String
+        /// Nil writes no `originalTransactionId` (as the few receipt entries without attribute 1705).
+        var originalTransactionID: String?
         var purchaseDate: Int64
         var originalPurchaseDate: Int64
         var expiresDate: Int64?
@@ -30,8 +31,8 @@ enum JWSPayloads {
 
         var payload: [String: Any] {
             var p: [String: Any] = [
-                "transactionId": transactionID, "originalTransactionId": originalTransactionID,
-                "bundleId": bundleID, "productId": productID, "purchaseDate": purchaseDate,
+                "transactionId": transactionID, "bundleId": bundleID, "productId": productID,
+                "purchaseDate": purchaseDate,
                 "originalPurchaseDate": originalPurchaseDate, "quantity": quantity,
                 "type": ["Non-Consumable", "Consumable", "Non-Renewing Subscription", "Auto-Renewable Subscription"][
                     Int(productType)],
@@ -39,6 +40,7 @@ enum JWSPayloads {
                 "transactionReason": renewal ? "RENEWAL" : "PURCHASE", "storefront": "USA", "storefrontId": "143441",
                 "price": price, "currency": "USD",
             ]
+            if let o = originalTransactionID { p["originalTransactionId"] = o }
             if let e = expiresDate { p["expiresDate"] = e }
             if let w = webOrderLineItemID { p["webOrderLineItemId"] = String(w) }
             if let g = subscriptionGroup { p["subscriptionGroupIdentifier"] = g }
@@ -53,7 +55,7 @@ enum JWSPayloads {
     /// The renewal info of an auto-renewable transaction, signed at `signedDate`.
     static func renewal(of t: Transaction, signedDate: Int64, autoRenew: Bool) -> [String: Any] {
         var p: [String: Any] = [
-            "originalTransactionId": t.originalTransactionID, "autoRenewProductId": t.productID,
+            "originalTransactionId": t.originalTransactionID ?? t.transactionID, "autoRenewProductId": t.productID,
             "productId": t.productID, "autoRenewStatus": autoRenew ? 1 : 0, "signedDate": signedDate,
             "environment": t.environment, "recentSubscriptionStartDate": t.originalPurchaseDate,
             "renewalPrice": t.price, "currency": "USD",

@@ -129,7 +129,8 @@ public struct JWSRecordFactory: Sendable {
                     let rn = JWSTruth.Item(kind: rnKind, jws: factory.sign(renewal, kind: rnKind), renewalOf: t)
                     items += [tx, rn]
                     last.append(
-                        "{\"originalTransactionId\":" + JSONText.quoted(t.originalTransactionID) + ",\"status\":1"
+                        "{\"originalTransactionId\":" + JSONText.quoted(t.originalTransactionID ?? t.transactionID)
+                            + ",\"status\":1"
                             + ",\"signedTransactionInfo\":" + JSONText.quoted(tx.jws) + ",\"signedRenewalInfo\":"
                             + JSONText.quoted(rn.jws) + "}")
                 }

@@ -7,7 +7,7 @@ let generateUsage = """
                                 [--ca-dir DIR] [--truth FILE] [--device-ids [--device-mismatch-fraction F]]
                                 [--quiet]
            receiptflow generate --customers N --out FILE [--years Y] [--seed S] [--as-of DATE]
-                                [--expected-source PATH] [--ca-dir DIR] [--quiet]
+                                [--expected-source PATH] [--jws-fraction F] [--ca-dir DIR] [--quiet]
            receiptflow generate --jws --count N --out FILE [--seed S] [--bad-fraction F] [--ca-dir DIR]
                                 [--truth FILE] [--quiet]
 
@@ -36,6 +36,11 @@ let generateUsage = """
       --as-of DATE        the time for the subscriptions' state, RFC 3339 (default: the data horizon)
       --expected-source P the `source` column of the expected purchases: FILE as the export will be given it
                           (default: FILE as given to --out)
+      --jws-fraction F    share of the customers (0...1, default 0) that moved to StoreKit 2 at some date:
+                          their later purchases, refunds and upgrades arrive as JWS transactions (in the
+                          record field, notifications, transaction history pages), some also still in the
+                          receipts they send after the move; the expected tables hold each purchase once.
+                          Export with --trust-anchor DIR/root.pem --trust-anchor DIR/jws-root.pem
 
     With --jws, writes N lines of StoreKit 2 / App Store Server data instead: JWS signed (ES256) by a test PKI
     shaped like Apple's (P-384 root, P-256 leaf, Apple's OIDs) in every shape export reads (a JWS in the
@@ -54,7 +59,7 @@ func runGenerate(_ args: [String]) -> Int32 {
             args, flags: ["--quiet", "--help", "-h", "--device-ids", "--jws"],
             valued: [
                 "--count", "--out", "--seed", "--digest", "--bad-fraction", "--ca-dir", "--truth", "--customers",
-                "--years", "--as-of", "--expected-source", "--device-mismatch-fraction",
+                "--years", "--as-of", "--expected-source", "--device-mismatch-fraction", "--jws-fraction",
             ])
         if a.has("--help") || a.has("-h") {
             print(generateUsage)

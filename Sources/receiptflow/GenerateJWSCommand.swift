@@ -4,7 +4,10 @@ import ReceiptSynth
 
 /// `receiptflow generate --jws --count N`: JWS data of every input shape and bad kind, with its truth.
 func runGenerateJWS(_ a: Arguments) throws -> Int32 {
-    for flag in ["--digest", "--device-ids", "--device-mismatch-fraction", "--years", "--as-of", "--expected-source"]
+    for flag in [
+        "--digest", "--device-ids", "--device-mismatch-fraction", "--years", "--as-of", "--expected-source",
+        "--jws-fraction",
+    ]
     where a.has(flag) {
         throw UsageError(message: "\(flag) does not apply to --jws")
     }
