@@ -55,6 +55,30 @@ enum DeterministicECDSA {
         }
     }
 
+    /// A private scalar in [1, n) derived from `seed`, as `curve.scalarBytes` big-endian bytes.
+    static func scalar(from seed: [UInt8], curve: ECKey.Curve) -> [UInt8] {
+        let nid = curve == .p256 ? NID_X9_62_prime256v1 : NID_secp384r1
+        guard let group = EC_GROUP_new_by_curve_name(nid), let ctx = BN_CTX_new(), let h = BN_new(),
+            let d = BN_new()
+        else { preconditionFailure("OpenSSL cannot make an EC group") }
+        defer {
+            BN_clear_free(d)
+            BN_clear_free(h)
+            BN_CTX_free(ctx)
+            EC_GROUP_free(group)
+        }
+        var counter: UInt8 = 0
+        while true {
+            let digest = hash(seed + [counter], "SHA512")
+            counter &+= 1
+            _ = BN_bin2bn(digest, Int32(digest.count), h)
+            guard BN_nnmod(d, h, EC_GROUP_get0_order(group), ctx) == 1, BN_is_zero(d) == 0 else { continue }
+            var out = [UInt8](repeating: 0, count: curve.scalarBytes)
+            _ = BN_bn2binpad(d, &out, Int32(out.count))
+            return out
+        }
+    }
+
     /// The digest of `bytes` with OpenSSL's `name` algorithm.
     static func hash(_ bytes: [UInt8], _ name: String) -> [UInt8] {
         let md = EVP_MD_fetch(nil, name, nil)

@@ -25,6 +25,8 @@ public final class ECKey: CertificateSigningKey, @unchecked Sendable {
         /// ecdsa-with-SHA256 or ecdsa-with-SHA384: the hash that matches the curve's size.
         var signatureOID: String { self == .p256 ? "1.2.840.10045.4.3.2" : "1.2.840.10045.4.3.3" }
         var digestName: String { self == .p256 ? "SHA256" : "SHA384" }
+        /// The named curve's object identifier.
+        var oid: String { self == .p256 ? "1.2.840.10045.3.1.7" : "1.3.132.0.34" }
         /// Bytes of each of r and s in a raw signature.
         var scalarBytes: Int { self == .p256 ? 32 : 48 }
     }
@@ -43,6 +45,17 @@ public final class ECKey: CertificateSigningKey, @unchecked Sendable {
         else { throw SynthError.openssl("cannot generate a \(curve.rawValue) key") }
         pkey = key
         publicKeyInfo = Self.spki(key)
+    }
+
+    /// The key whose private scalar is derived from `seed` (SHA-512 of the seed and a counter, reduced modulo the
+    /// curve's order by OpenSSL): the same seed gives the same key on any machine. For test keys only.
+    public convenience init(_ curve: Curve, derivedFrom seed: String) throws(SynthError) {
+        let scalar = DeterministicECDSA.scalar(from: Array(seed.utf8), curve: curve)
+        // ECPrivateKey (RFC 5915) with the named curve and no public key: OpenSSL computes it when reading.
+        let der = DER.sequence([
+            DER.integer(1), DER.octetString(scalar), DER.context(0, DER.oid(curve.oid)),
+        ])
+        try self.init(der: der, curve: curve)
     }
 
     /// Loads a key written by `der`.
@@ -88,7 +101,13 @@ public final class ECKey: CertificateSigningKey, @unchecked Sendable {
         DER.algorithm(curve.signatureOID, nullParameters: false)
     }
 
-    public func signCertificate(_ tbs: [UInt8]) -> [UInt8] { signDER(tbs) }
+    /// A deterministic signature (``signJWS(_:)``) in the DER form certificates carry, so that a PKI made from
+    /// derived keys is the same certificates on any machine.
+    public func signCertificate(_ tbs: [UInt8]) -> [UInt8] {
+        let raw = signJWS(tbs)
+        let size = curve.scalarBytes
+        return DER.sequence([DER.unsignedInteger(Array(raw[..<size])), DER.unsignedInteger(Array(raw[size...]))])
+    }
 
     /// ECDSA over `message` with the curve's hash, DER `ECDSA-Sig-Value` (what certificates carry).
     func signDER(_ message: [UInt8]) -> [UInt8] {

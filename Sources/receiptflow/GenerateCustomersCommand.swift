@@ -48,7 +48,7 @@ func runCustomers(_ a: Arguments) throws -> Int32 {
     let stats: CustomerGenerator.Stats
     if a.value("--jws-fraction") != nil {
         let jwsPKI: JWSTestPKI
-        do { jwsPKI = try JWSTestPKI.load(directory: caDir) } catch {
+        do { jwsPKI = try JWSTestPKI.load(directory: caDir, seed: JWSTestPKI.defaultSeed) } catch {
             printError("receiptflow generate: cannot prepare the JWS test PKI in \(caDir.path): \(error)")
             return 1
         }

@@ -31,7 +31,7 @@ func runGenerateJWS(_ a: Arguments) throws -> Int32 {
         a.value("--ca-dir").map { URL(fileURLWithPath: $0) }
         ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/receiptflow/test-ca")
     let pki: JWSTestPKI
-    do { pki = try JWSTestPKI.load(directory: caDir) } catch {
+    do { pki = try JWSTestPKI.load(directory: caDir, seed: JWSTestPKI.defaultSeed) } catch {
         printError("receiptflow generate: cannot prepare the JWS test PKI in \(caDir.path): \(error)")
         return 1
     }

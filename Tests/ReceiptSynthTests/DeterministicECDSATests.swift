@@ -30,4 +30,24 @@ struct DeterministicECDSATests {
         #expect(factory.sign(payload) == factory.sign(payload))
         #expect(factory.sign(payload, kind: .otherRoot) == factory.sign(payload, kind: .otherRoot))
     }
+
+    @Test func aDerivedKeyIsAFunctionOfItsSeed() throws {
+        let a = try ECKey(.p256, derivedFrom: "seed/leaf")
+        let b = try ECKey(.p256, derivedFrom: "seed/leaf")
+        let c = try ECKey(.p256, derivedFrom: "seed/other")
+        #expect(a.der == b.der)
+        #expect(a.publicKeyInfo == b.publicKeyInfo)
+        #expect(a.publicKeyInfo != c.publicKeyInfo)
+        let p384 = try ECKey(.p384, derivedFrom: "seed/root")
+        let message = Array("m".utf8)
+        #expect(p384.verifyJWS(message, signature: p384.signJWS(message)))
+    }
+
+    @Test func aSeededPKIIsTheSameCertificatesEachTime() throws {
+        let a = try JWSTestPKI.load(directory: nil, seed: "s")
+        let b = try JWSTestPKI.load(directory: nil, seed: "s")
+        #expect(a.root.der == b.root.der)
+        #expect(a.chain(leaf: "leaf").x5c.map(\.der) == b.chain(leaf: "leaf").x5c.map(\.der))
+        #expect(try JWSTestPKI.load(directory: nil, seed: "t").root.der != a.root.der)
+    }
 }

@@ -108,7 +108,7 @@ import Testing
         #expect(recordKinds == ["jws", "jws_transaction", "jws_renewal", "jws_notification"])
     }
 
-    @Test func aCompressedOutputHasACompressedTruthAndTheSameLines() throws {
+    @Test func aCompressedOutputHasACompressedTruthAndTheSameLinesAndAnyCADirTheSameBytes() throws {
         let dir = JWSExportTests.tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -121,6 +121,18 @@ import Testing
             #expect(status == 0, "\(err)")
         }
         #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("z.truth.ndjson.zst").path))
+        // Another empty CA directory is filled with the same PKI: the same bytes.
+        let (again, _, _) = try runTool([
+            "generate", "--jws", "--count", "30", "--ca-dir", dir.appendingPathComponent("ca2").path, "--quiet",
+            "--out", dir.appendingPathComponent("q.ndjson").path,
+        ])
+        #expect(again == 0)
+        #expect(
+            try Data(contentsOf: dir.appendingPathComponent("q.ndjson"))
+                == Data(contentsOf: dir.appendingPathComponent("p.ndjson")))
+        #expect(
+            try Data(contentsOf: dir.appendingPathComponent("ca2/jws-root.pem"))
+                == Data(contentsOf: dir.appendingPathComponent("ca/jws-root.pem")))
         let plain = try String(contentsOf: dir.appendingPathComponent("p.ndjson"), encoding: .utf8)
         let compressed = try Data(contentsOf: dir.appendingPathComponent("z.ndjson.zst"))
         #expect(compressed.prefix(4) == Data([0x28, 0xB5, 0x2F, 0xFD]))
