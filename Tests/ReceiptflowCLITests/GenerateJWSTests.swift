@@ -150,3 +150,38 @@ import Testing
         #expect(try runTool(args).0 == 2)
     }
 }
+
+/// `scripts/check-truth.py` over an export of generated JWS data, through CSV and Parquet (pyarrow).
+@Suite(.enabled(if: Python.pyarrowAvailable, "needs python3 with pyarrow"))
+struct JWSTruthScriptTests {
+    @Test(arguments: ["csv", "parquet"]) func theScriptFindsNoMismatch(format: String) throws {
+        let dir = JWSExportTests.tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let ca = dir.appendingPathComponent("ca").path
+        let input = dir.appendingPathComponent("j.ndjson.zst").path
+        let (g, _, gErr) = try runTool([
+            "generate", "--jws", "--count", "120", "--seed", "5", "--bad-fraction", "0.3", "--ca-dir", ca, "--out",
+            input, "--quiet",
+        ])
+        try #require(g == 0, "\(gErr)")
+        let out = dir.appendingPathComponent("out").path
+        let (e, _, eErr) = try runTool([
+            "export", input, "--format", format, "--out", out, "--quiet", "--trust-anchor", "\(ca)/jws-root.pem",
+        ])
+        try #require(e == 0, "\(eErr)")
+        let check = Process()
+        check.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        check.arguments = [
+            "python3", Fixtures.packageRoot.appendingPathComponent("scripts/check-truth.py").path, out,
+            dir.appendingPathComponent("j.truth.ndjson.zst").path, "--format", format,
+        ]
+        let pipe = Pipe()
+        check.standardOutput = pipe
+        try check.run()
+        let report = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        check.waitUntilExit()
+        #expect(check.terminationStatus == 0, "\(report)")
+        #expect(report.contains(", 0 mismatches"), "\(report)")
+    }
+}
