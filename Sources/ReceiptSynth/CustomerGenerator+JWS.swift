@@ -117,11 +117,9 @@ extension CustomerGenerator {
         case .notification:
             let t = txs[0]
             let nested = factory.sign(t.payload, kind: e.kinds[1])
-            let type =
-                t.revocationDate != nil
-                ? "REFUND" : t.productType == 3 ? (t.renewal ? "DID_RENEW" : "SUBSCRIBED") : "ONE_TIME_CHARGE"
             let payload = JWSPayloads.notification(
-                type: type, uuid: "00000000-0000-4000-8000-\(String(format: "%06x%06x", e.customer, e.ordinal))",
+                type: JWSPayloads.notificationType(of: t),
+                uuid: "00000000-0000-4000-8000-\(String(format: "%06x%06x", e.customer, e.ordinal))",
                 signedDate: e.signedAt, appAppleID: t.environment == "Production" ? account.app.appItemID : nil, t: t,
                 transactionJWS: nested, renewalJWS: nil)
             rows = [

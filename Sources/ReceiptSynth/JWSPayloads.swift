@@ -65,6 +65,14 @@ enum JWSPayloads {
         return p
     }
 
+    /// The notification type Apple sends about `t`: a refund, a first subscription or a renewal, or a one-time
+    /// charge.
+    static func notificationType(of t: Transaction) -> String {
+        if t.revocationDate != nil { return "REFUND" }
+        if t.productType == 3 { return t.renewal ? "DID_RENEW" : "SUBSCRIBED" }
+        return "ONE_TIME_CHARGE"
+    }
+
     /// A notification V2 about `t`: its `data` carries the app and the nested signed transaction (and renewal
     /// info, when given).
     static func notification(

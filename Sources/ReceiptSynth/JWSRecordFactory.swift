@@ -68,14 +68,13 @@ public struct JWSRecordFactory: Sendable {
                 let payload = JWSPayloads.renewal(of: t, signedDate: t.signedDate, autoRenew: rng.chance(0.8))
                 renewal = .init(kind: kind, jws: factory.sign(payload, kind: kind), renewalOf: t)
             }
-            let type =
-                t.revocationDate != nil
-                ? "REFUND" : t.productType == 3 ? (t.renewal ? "DID_RENEW" : "SUBSCRIBED") : "ONE_TIME_CHARGE"
             let app = Self.apps.first { $0.bundleID == t.bundleID }
             let appID = t.environment == "Production" ? app?.appItemID : nil
+            let notificationUUID = uuid(&rng)
+            let signedDate = t.signedDate + rng.int(in: 0...60_000)
             let payload = JWSPayloads.notification(
-                type: type, uuid: uuid(&rng), signedDate: t.signedDate + rng.int(in: 0...60_000), appAppleID: appID,
-                t: t, transactionJWS: tx.jws, renewalJWS: renewal?.jws)
+                type: JWSPayloads.notificationType(of: t), uuid: notificationUUID, signedDate: signedDate,
+                appAppleID: appID, t: t, transactionJWS: tx.jws, renewalJWS: renewal?.jws)
             // A notification that does not decode hides its nested JWS: it gets every bad kind but that one.
             var kind = badKind(&rng)
             if kind == .malformedBase64URL { kind = .brokenSignature }
@@ -83,7 +82,7 @@ public struct JWSRecordFactory: Sendable {
                 kind: kind, jws: factory.sign(payload, kind: kind),
                 notification: .init(
                     environment: t.environment, bundleID: t.bundleID, appAppleID: appID,
-                    signedDate: payload["signedDate"] as! Int64))
+                    signedDate: signedDate))
             items = [notification, tx.nested(in: notification)]
             if let renewal { items.append(renewal.nested(in: notification)) }
             line = "{\"id\":" + JSONText.quoted(id) + ",\"signedPayload\":" + JSONText.quoted(notification.jws) + "}"
