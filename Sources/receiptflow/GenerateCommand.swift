@@ -68,6 +68,7 @@ func runGenerate(_ args: [String]) -> Int32 {
         guard a.positionals.isEmpty else { throw UsageError(message: "unexpected argument '\(a.positionals[0])'") }
         if a.value("--customers") != nil { return try runCustomers(a) }
         if a.has("--jws") { return try runGenerateJWS(a) }
+        if a.value("--jws-fraction") != nil { throw UsageError(message: "--jws-fraction needs --customers") }
         guard let count = try a.int("--count"), count >= 0 else {
             throw UsageError(message: "--count N is required (a whole number of receipts, 0 or more)")
         }

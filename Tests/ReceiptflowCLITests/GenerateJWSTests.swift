@@ -145,6 +145,10 @@ import Testing
         ["generate", "--jws", "--out", "x.ndjson"],
         ["generate", "--jws", "--count", "5", "--out", "x.ndjson", "--bad-fraction", "2"],
         ["generate", "--jws", "--count", "5", "--out", "x.ndjson", "--digest", "sha1"],
+        ["generate", "--jws", "--count", "5", "--out", "x.ndjson", "--jws-fraction", "0.5"],
+        ["generate", "--count", "5", "--out", "x.ndjson", "--jws-fraction", "0.5"],
+        ["generate", "--customers", "5", "--out", "x.ndjson", "--jws"],
+        ["generate", "--customers", "5", "--out", "x.ndjson", "--jws-fraction", "1.5"],
     ])
     func rejectsBadUsageWithStatus2(args: [String]) throws {
         #expect(try runTool(args).0 == 2)
