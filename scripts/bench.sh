@@ -3,6 +3,9 @@
 # corpus (made in bench-out/ on the first run: 50,000 receipts, seed 2, bad fraction 0.05), writes
 # bench-out/bench.json and checks it against Benchmarks/thresholds.json (ratios and allocation counts only).
 #   scripts/bench.sh [receiptflow-bench run options, e.g. --count 20000 --repeat 5]
+#   scripts/bench.sh jws [receiptflow-bench jws options, e.g. --repeat 3 --peer]
+# The second form is the JWS export against OpenSSL's ES256 check (a corpus of about 10,000 JWS made in bench-out/
+# on the first run), written to bench-out/jws.json and checked against the "jws" section of the thresholds.
 # Exit status: non-zero on a regression. Wall-clock numbers mean little when `uptime` shows a load above the
 # core count; the CPU-time columns and ratios do not depend on it.
 set -euo pipefail
@@ -10,4 +13,8 @@ cd "$(dirname "$0")/.."
 swift build -c release --product receiptflow-bench >&2
 BIN="$(swift build -c release --show-bin-path)/receiptflow-bench"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores" >&2
+if [ "${1:-}" = "jws" ]; then
+    shift
+    exec "$BIN" jws --json bench-out/jws.json --check Benchmarks/thresholds.json "$@"
+fi
 "$BIN" run --json bench-out/bench.json --check Benchmarks/thresholds.json "$@"

@@ -98,7 +98,7 @@ func runJWSBench(count: Int, threads: Int, seconds: Double) throws -> JWSBenchRe
 }
 
 /// OpenSSL objects shared read-only by the ceiling's threads (EVP_PKEY and EVP_MD are safe to share once built).
-private struct OpenSSLHandles: @unchecked Sendable {
+struct OpenSSLHandles: @unchecked Sendable {
     let key: OpaquePointer
     let md: OpaquePointer?
 }
@@ -112,7 +112,7 @@ private final class Tally: @unchecked Sendable {
 }
 
 /// raw r || s (64 bytes) as the DER ECDSA-Sig-Value OpenSSL takes.
-private func derSignature(_ raw: [UInt8]) -> [UInt8] {
+func derSignature(_ raw: [UInt8]) -> [UInt8] {
     func integer(_ b: ArraySlice<UInt8>) -> [UInt8] {
         var v = Array(b.drop { $0 == 0 })
         if v.isEmpty { v = [0] } else if v[0] & 0x80 != 0 { v.insert(0, at: 0) }
@@ -124,7 +124,7 @@ private func derSignature(_ raw: [UInt8]) -> [UInt8] {
 }
 
 /// Runs `op(i)` on `threads` threads for about `seconds`: operations per wall second, CPU µs per operation.
-private func timed(
+func timed(
     threads: Int, seconds: Double, _ op: @escaping @Sendable (Int) -> Bool
 ) -> (perSecond: Double, cpuMicrosPerOp: Double, failures: Int) {
     let tally = Tally()

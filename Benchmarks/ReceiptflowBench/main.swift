@@ -4,7 +4,8 @@ import ReceiptSink
 
 // receiptflow-bench [MODE]: `run` (the default: stages, end to end and the RSA ceiling over a generated corpus,
 // see RunCommand.swift), `parse` (DER parse stage on the real fixtures), `verify` (warm-cache verify vs raw RSA),
-// `sinks` (writer cost per row), `history` (the purchase history's cost, memory and spill; HistoryBench.swift).
+// `sinks` (writer cost per row), `history` (the purchase history's cost, memory and spill; HistoryBench.swift),
+// `jws` (the JWS export against OpenSSL's ES256 check; JWSCommand.swift).
 let first = CommandLine.arguments.dropFirst().first
 let mode = first.map { $0.hasPrefix("-") ? "run" : $0 } ?? "run"
 
@@ -54,30 +55,8 @@ case "sinks":
                 r.bytes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value) B" }.joined(separator: ", ")))
     }
 case "jws":
-    // JWS verification against OpenSSL's ES256 check alone, on all cores (BENCH_THREADS to change).
-    let env = ProcessInfo.processInfo.environment
-    let threads = Int(env["BENCH_THREADS"] ?? "") ?? ProcessInfo.processInfo.activeProcessorCount
-    let seconds = Double(env["BENCH_SECONDS"] ?? "") ?? 2
-    do {
-        if let i = CommandLine.arguments.firstIndex(of: "--write"), i + 1 < CommandLine.arguments.count {
-            let n = Int(env["BENCH_ITERATIONS"] ?? "") ?? 2000
-            try writeJWSCorpus(count: n, directory: CommandLine.arguments[i + 1])
-            print("jws: wrote \(n) signed transactions and their root to \(CommandLine.arguments[i + 1])")
-            exit(0)
-        }
-        let r = try runJWSBench(count: Int(env["BENCH_ITERATIONS"] ?? "") ?? 2000, threads: threads, seconds: seconds)
-        print(
-            String(
-                format:
-                    "jws: %d threads, ceiling (EVP_DigestVerify ES256) %.0f/s %.1f CPU µs, evaluator %.0f/s %.1f CPU µs: "
-                    + "%.3f of the ceiling by wall clock, %.3f by CPU time; %d failures",
-                r.threads, r.ceilingPerSecond, r.ceilingCPUMicros, r.evaluatorPerSecond, r.evaluatorCPUMicros,
-                r.ratioWall, r.ratioCPU, r.failures))
-        if r.failures > 0 { exit(1) }
-    } catch {
-        print("jws: \(error)")
-        exit(1)
-    }
+    // The JWS export end to end, and the verifier alone, against OpenSSL's ES256 check (JWSCommand.swift).
+    exit(runJWSBenchmark(Array(CommandLine.arguments.dropFirst(2))))
 default:
     print("receiptflow-bench: unknown mode \(mode)")
     exit(2)

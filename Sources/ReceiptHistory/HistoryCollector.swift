@@ -13,8 +13,9 @@ public struct HistoryResult: Sendable {
 }
 
 /// The history stage: collects one occurrence per in-app entry of every contributing receipt of the written
-/// batches, in bounded memory (spilling to a hidden folder inside the output directory), and at the end writes
-/// `purchases.<ext>` and `subscriptions.<ext>` as docs/history.md defines them.
+/// batches, and the newest counting renewal info per key, in bounded memory (spilling to a hidden folder inside the
+/// output directory), and at the end writes `purchases.<ext>` and `subscriptions.<ext>` as docs/history.md defines
+/// them.
 ///
 /// Used from one thread (the writer stage). The rows depend only on the inputs and their positions: merges are
 /// order-independent and the tables are written in a fixed row order and fixed chunks.
@@ -38,6 +39,11 @@ public final class HistoryCollector {
     /// Purchases merged in memory, spilled to `purchases` when they exceed the budget.
     private var table = PurchaseTable()
     private let purchases: SpillStore<PurchaseRecord>
+    /// The newest counting renewal info per (environment, original_transaction_id).
+    private let renewals: SpillStore<RenewalRecord>
+    /// Whether some written batch held a JWS (a receipts row with a jws_index): `subscriptions` then has the
+    /// renewal columns.
+    private var sawJWS = false
 
     /// - Parameters:
     ///   - directory: the output directory (the spill goes inside it).
@@ -53,6 +59,10 @@ public final class HistoryCollector {
         purchases = SpillStore(
             segment: Self.join(spillRoot, ".segment-\(pid)"), workDirectory: Self.join(spillRoot, ".work-\(pid)"),
             budget: budget)
+        renewals = SpillStore(
+            segment: Self.join(spillRoot, ".renewals-\(pid)"),
+            workDirectory: Self.join(spillRoot, ".renewals-work-\(pid)"),
+            budget: budget / 8)
     }
 
     static var budgetFromEnvironment: Int? {
@@ -67,6 +77,8 @@ public final class HistoryCollector {
             table.add(columns, o)
             if table.bytes > purchases.budget { try purchases.spill(table.drain()) }
         }
+        if !sawJWS { sawJWS = batch.receipts.int32s[ReceiptsColumns.jwsIndex].valid.contains(true) }
+        try RenewalRecord.extract(batch, input: input) { r throws(HistoryError) in try renewals.add(r) }
     }
 
     // MARK: - Resumable runs
@@ -85,11 +97,26 @@ public final class HistoryCollector {
         try makeDirectory(spillRoot)
         try purchases.spill(table.drain())
         try writeHorizon(into: purchasesSegmentPath)
+        if sawJWS { try writeMarker(Self.jwsMarker, into: purchasesSegmentPath) }
         try purchases.seal(as: final, next: purchasesSegmentPath)
+        try renewals.seal(as: Self.join(final, Self.renewalsFolder), next: renewalsSegmentPath)
         return relative
     }
 
+    /// A part folder's file saying that the part's input held a JWS.
+    static let jwsMarker = "jws"
+    /// A part folder's subfolder holding the part's renewal infos.
+    static let renewalsFolder = "renewals"
+
     private var purchasesSegmentPath: String { Self.join(spillRoot, ".segment-\(getpid())") }
+    private var renewalsSegmentPath: String { Self.join(spillRoot, ".renewals-\(getpid())") }
+
+    private func writeMarker(_ name: String, into folder: String) throws(HistoryError) {
+        try makeDirectory(folder)
+        guard FileManager.default.createFile(atPath: Self.join(folder, name), contents: Data()) else {
+            throw HistoryError.system("cannot write", Self.join(folder, name))
+        }
+    }
 
     private func writeHorizon(into folder: String) throws(HistoryError) {
         try makeDirectory(folder)
@@ -111,6 +138,9 @@ public final class HistoryCollector {
         }
         if let h = Int64(text) { extractor.horizon = max(extractor.horizon ?? h, h) }
         purchases.adopt(folder)
+        if FileManager.default.fileExists(atPath: Self.join(folder, Self.jwsMarker)) { sawJWS = true }
+        let renewalFolder = Self.join(folder, Self.renewalsFolder)
+        if FileManager.default.fileExists(atPath: renewalFolder) { renewals.adopt(renewalFolder) }
     }
 
     /// Removes spill folders no committed part lists (left by an attempt that stopped), keeping `committed`.
@@ -145,11 +175,12 @@ public final class HistoryCollector {
                     format: format, schema: .purchases, directory: directory, metadata: metadata, options: options,
                     unit: unit))
             do throws(SinkError) {
+                let schema: TableSchema = sawJWS ? .subscriptionsWithRenewals : .subscriptions
                 subscriptionRows = HistoryTableBuffer(
-                    schema: .subscriptions,
+                    schema: schema,
                     writer: try makeTableFileWriter(
-                        format: format, schema: .subscriptions, directory: directory, metadata: metadata,
-                        options: options, unit: unit))
+                        format: format, schema: schema, directory: directory, metadata: metadata, options: options,
+                        unit: unit))
             } catch {
                 purchaseRows.writer.abort()
                 throw error
@@ -160,16 +191,23 @@ public final class HistoryCollector {
         do throws(HistoryError) {
             let inputs = self.inputs
             let stateTime = a ?? Int64.min
+            // The newest renewal info per key, held while the subscriptions are written (one per subscription at
+            // most that matches, far fewer than purchases).
+            var newestRenewal: [RenewalKey: RenewalRecord] = [:]
+            try renewals.reduce { r throws(HistoryError) in newestRenewal[r.key] = r }
             try purchases.reduce(pending: table.drain()) { p throws(HistoryError) in
                 try purchaseRows.append(p, inputs: inputs)
                 if p.expiresDate != nil { try subscriptions.add(SubscriptionRecord(period: p, asOf: stateTime)) }
             }
             try purchaseRows.flush()
-            try subscriptions.reduce { s throws(HistoryError) in try subscriptionRows.append(s) }
+            try subscriptions.reduce { s throws(HistoryError) in
+                let key = RenewalKey(environment: s.key.environment, originalTransactionID: s.key.originalTransactionID)
+                try subscriptionRows.append(s, renewal: newestRenewal[key], asOf: stateTime)
+            }
             try subscriptionRows.flush()
             result.purchases = purchaseRows.rows
             result.subscriptions = subscriptionRows.rows
-            result.spilledBytes = purchases.spilledBytes + subscriptions.spilledBytes
+            result.spilledBytes = purchases.spilledBytes + subscriptions.spilledBytes + renewals.spilledBytes
             do throws(SinkError) {
                 try subscriptionRows.writer.finish()
             } catch {

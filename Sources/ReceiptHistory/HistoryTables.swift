@@ -58,8 +58,12 @@ struct HistoryTableBuffer {
         try rowAdded()
     }
 
-    mutating func append(_ s: SubscriptionRecord) throws(HistoryError) {
+    /// Appends a `subscriptions` row. `renewal` is the newest renewal info of its key; `asOf` the time `state` is
+    /// judged at. The renewal columns are written when the table's schema has them.
+    mutating func append(_ s: SubscriptionRecord, renewal: RenewalRecord?, asOf: Int64) throws(HistoryError) {
         typealias C = SubscriptionsColumns
+        typealias R = SubscriptionRenewalColumns
+        let renewalColumns = table.schema.columns.count > TableSchema.subscriptions.columns.count
         table.appendRow { w in
             w.string(C.environment, HistoryEnvironment(rawValue: s.key.environment)?.name ?? "Production")
             bytes(&w, C.bundleID, s.key.bundleID)
@@ -74,7 +78,15 @@ struct HistoryTableBuffer {
             w.int64(C.introPeriods, s.introPeriods)
             w.int64(C.cancelledPeriods, s.cancelledPeriods)
             w.int64(C.observedThrough, s.observedThrough)
-            w.string(C.state, s.state)
+            w.string(C.state, s.state(asOf: asOf, renewal: renewal))
+            if renewalColumns {
+                w.int64(R.renewalSignedDate, renewal?.signedDate)
+                w.int32(R.autoRenewStatus, renewal?.autoRenewStatus)
+                bytes(&w, R.autoRenewProductID, renewal?.autoRenewProductID)
+                w.int32(R.expirationIntent, renewal?.expirationIntent)
+                w.bool(R.isInBillingRetryPeriod, renewal?.isInBillingRetryPeriod)
+                w.int64(R.gracePeriodExpiresDate, renewal?.gracePeriodExpiresDate)
+            }
         }
         try rowAdded()
     }
@@ -83,4 +95,31 @@ struct HistoryTableBuffer {
 private func bytes(_ w: inout ColumnRowWriter, _ slot: Int, _ v: [UInt8]?) {
     guard let v else { return w.null(string: slot) }
     v.withUnsafeBytes { w.string(slot, $0) }
+}
+
+extension TableSchema {
+    /// `subscriptions` with the columns of the newest renewal info appended, for a run whose input holds JWS
+    /// (docs/history.md, "Renewal infos (JWS)"); a receipts-only run writes `subscriptions` as it is.
+    static let subscriptionsWithRenewals = TableSchema(
+        name: "subscriptions",
+        subscriptions.columns.map { ($0.name, $0.kind, $0.nullable) } + [
+            ("renewal_signed_date", .timestampMillis, true),
+            ("auto_renew_status", .int32, true),
+            ("auto_renew_product_id", .string, true),
+            ("expiration_intent", .int32, true),
+            ("is_in_billing_retry_period", .bool, true),
+            ("grace_period_expires_date", .timestampMillis, true),
+        ])
+}
+
+/// Column slots of the renewal columns of `subscriptionsWithRenewals` (after those of `SubscriptionsColumns`).
+enum SubscriptionRenewalColumns {
+    // strings
+    static let autoRenewProductID = 6
+    // int64s (timestamps included)
+    static let renewalSignedDate = 8, gracePeriodExpiresDate = 9
+    // int32s
+    static let autoRenewStatus = 0, expirationIntent = 1
+    // bools
+    static let isInBillingRetryPeriod = 0
 }

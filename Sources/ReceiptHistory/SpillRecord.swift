@@ -18,3 +18,7 @@ extension PurchaseRecord: SpillRecord {
 extension SubscriptionRecord: SpillRecord {
     var storeKey: SubscriptionKey { key }
 }
+
+extension RenewalRecord: SpillRecord {
+    var storeKey: RenewalKey { key }
+}

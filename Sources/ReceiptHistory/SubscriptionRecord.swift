@@ -160,6 +160,21 @@ struct SubscriptionRecord: Sendable {
         return "unknown"
     }
 
+    /// The state at `a` refined by `n`, the newest renewal info of the row's environment and
+    /// original_transaction_id (docs/history.md, "Renewal infos (JWS)"); `state` when `n` is nil.
+    func state(asOf a: Int64, renewal n: RenewalRecord?) -> String {
+        guard let n, let signed = n.signedDate, counted, !activeAtA, !latestCountedCancelled,
+            let newestPeriod = latestCounted?.purchaseDate, signed <= a, signed >= newestPeriod
+        else { return state }
+        if n.isInBillingRetryPeriod == true {
+            if let g = n.gracePeriodExpiresDate, a < g { return "grace_period" }
+            return "billing_retry"
+        }
+        if let e = countedExpires, let seen = observedThrough, seen >= e { return "expired" }
+        if n.expirationIntent != nil, let e = countedExpires, signed >= e { return "expired" }
+        return "unknown"
+    }
+
     var estimatedBytes: Int {
         2 * MemoryLayout<SubscriptionRecord>.stride + 6 * 48 + key.bundleID.count + 2 * key.originalTransactionID.count
             + firstProductID.count + latestProductID.count + 2 * first.transactionID.count

@@ -36,20 +36,16 @@ public struct CompactJWS: Sendable {
         guard text.count <= maximumLength else {
             throw JWSError(.jwsMalformed, "the JWS is longer than \(maximumLength) bytes")
         }
-        var dots: [Int] = []
-        for (i, b) in text.enumerated() where b == UInt8(ascii: ".") {
-            dots.append(i)
-            if dots.count > 2 { break }
-        }
+        let dots = Self.dots(text)
         guard dots.count == 2 else {
             throw JWSError(
                 .jwsMalformed,
                 "a compact JWS has three parts separated by two dots; this one has \(dots.count > 2 ? "more" : "fewer")"
             )
         }
-        let headerText = UnsafeRawBufferPointer(rebasing: text[0..<dots[0]])
-        let payloadText = UnsafeRawBufferPointer(rebasing: text[(dots[0] + 1)..<dots[1]])
-        let signatureText = UnsafeRawBufferPointer(rebasing: text[(dots[1] + 1)...])
+        let headerText = UnsafeRawBufferPointer(rebasing: text[0..<dots.first])
+        let payloadText = UnsafeRawBufferPointer(rebasing: text[(dots.first + 1)..<dots.second])
+        let signatureText = UnsafeRawBufferPointer(rebasing: text[(dots.second + 1)...])
         let header: JWSHeader
         if let headers {
             header = try headers.header(headerText)
@@ -63,7 +59,21 @@ public struct CompactJWS: Sendable {
         guard let signature = signatureText.isEmpty ? [] : Base64URL.decode(signatureText) else {
             throw JWSError(.jwsMalformed, "the JWS signature is not base64url")
         }
-        return CompactJWS(signingInputCount: dots[1], header: header, payload: payload, signature: signature)
+        return CompactJWS(signingInputCount: dots.second, header: header, payload: payload, signature: signature)
+    }
+
+    /// How many dots `text` holds (counting stops at 3) and the offsets of the first two; memchr, since a JWS is
+    /// kilobytes long and holds two.
+    private static func dots(_ text: UnsafeRawBufferPointer) -> (count: Int, first: Int, second: Int) {
+        guard let base = text.baseAddress else { return (0, 0, 0) }
+        func next(after start: Int) -> Int? {
+            guard start < text.count, let hit = memchr(base + start, Int32(UInt8(ascii: ".")), text.count - start)
+            else { return nil }
+            return base.distance(to: UnsafeRawPointer(hit))
+        }
+        guard let first = next(after: 0) else { return (0, 0, 0) }
+        guard let second = next(after: first + 1) else { return (1, first, 0) }
+        return (next(after: second + 1) == nil ? 2 : 3, first, second)
     }
 }
 
@@ -104,21 +114,42 @@ public struct JWSHeader: Sendable {
 
 /// Decoded headers by their exact base64url text: Apple signs every JWS of one leaf certificate under the same
 /// header, so a run decodes each distinct header once. Bounded (see `BytesKeyedCache`).
-public final class JWSHeaderCache: Sendable {
+///
+/// The header a lookup found last is kept aside and compared first (one memcmp): a stream of JWS from one leaf
+/// then skips hashing kilobytes of header text per JWS.
+public final class JWSHeaderCache: @unchecked Sendable {
     private let cache: BytesKeyedCache<Result<JWSHeader, JWSError>>
+    private let lock = NSLock()
+    /// Guarded by `lock`: the text and outcome of the last header looked up.
+    private var lastText: [UInt8] = []
+    private var last: Result<JWSHeader, JWSError>? = nil
 
     public init(capacity: Int = 1024) {
         cache = BytesKeyedCache(capacity: capacity)
     }
 
     func header(_ text: UnsafeRawBufferPointer) throws(JWSError) -> JWSHeader {
-        try cache.value(for: text) { () -> Result<JWSHeader, JWSError> in
+        if let hit = recent(text) { return try hit.get() }
+        let found = cache.value(for: text) { () -> Result<JWSHeader, JWSError> in
             do throws(JWSError) {
                 return .success(try JWSHeader(base64url: text))
             } catch {
                 return .failure(error)
             }
-        }.get()
+        }
+        lock.lock()
+        lastText = [UInt8](text)
+        last = found
+        lock.unlock()
+        return try found.get()
+    }
+
+    private func recent(_ text: UnsafeRawBufferPointer) -> Result<JWSHeader, JWSError>? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let last, lastText.count == text.count, let base = text.baseAddress else { return nil }
+        let same = lastText.withUnsafeBytes { memcmp($0.baseAddress!, base, text.count) == 0 }
+        return same ? last : nil
     }
 }
 

@@ -53,6 +53,12 @@ public struct JWSEvaluator: Sendable {
         return copy.withUTF8 { evaluate(UnsafeRawBufferPointer($0), nestingAllowed: nestingAllowed) }
     }
 
+    /// The verdict on `text`, a compact JWS (read in place when the string is contiguous UTF-8, as decoded input is).
+    public func evaluate(_ text: String, nestingAllowed: Bool = true) -> JWSVerdict {
+        var text = text
+        return text.withUTF8 { evaluate(UnsafeRawBufferPointer($0), nestingAllowed: nestingAllowed) }
+    }
+
     /// The verdict on `text`, the bytes of a compact JWS.
     public func evaluate(_ text: UnsafeRawBufferPointer, nestingAllowed: Bool = true) -> JWSVerdict {
         var verdict = JWSVerdict()
@@ -78,7 +84,7 @@ public struct JWSEvaluator: Sendable {
             for key in Self.nestedKeys {
                 guard let inner = data.string(key) else { continue }
                 // A notification's nested JWS hold no further JWS.
-                verdict.nested.append((key, evaluate(Substring(inner), nestingAllowed: false)))
+                verdict.nested.append((key, evaluate(inner, nestingAllowed: false)))
             }
         }
         return verdict

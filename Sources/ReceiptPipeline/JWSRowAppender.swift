@@ -32,7 +32,7 @@ struct JWSRowAppender {
                 index += 1
                 continue
             }
-            let verdict = evaluator.evaluate(Substring(text))
+            let verdict = evaluator.evaluate(text)
             appendRows(ctx, text: text, verdict, index: index, inherited: nil, into: &out, &counts)
             index += 1
             // A notification's nested JWS follow it, each with its own index, bundle and environment from the

@@ -50,6 +50,8 @@ final class LineDecoder {
             if let code = r.error {
                 // Only a line without a receipt field that names a JWS body key takes the JSON parser.
                 if code == .missingField && JWSLine.looksLikeBody(line) { return .jws(JWSLine.extract(line)) }
+                // A bare JWS line among JSON lines is read by its own form, as in a file of bare lines.
+                if code != .missingField && JWSDetector.isJWS(line) { return .jws([JWSLine.trimmed(line)]) }
                 return .failed(code, .text(r.detail, at: r.errorOffset))
             }
             let raw = UnsafeRawBufferPointer(rebasing: line[r.receipt.range])
@@ -68,12 +70,22 @@ final class LineDecoder {
         } catch {
             // A JWS the quick form check missed (surrounded by whitespace) fails base64 at its first `.`: read it.
             if JWSDetector.isJWS(text) { return .jws([JWSLine.trimmed(text)]) }
+            // A JSON line in a file of bare lines (the first line decides the file's form) is read as NDJSON.
+            if format == .base64 && Self.startsObject(text) {
+                return decode(line, .ndjson, into: decoded, idScratch: idScratch, &ctx)
+            }
             return .failed(.invalidBase64, Detail(error))
         }
         if n == 0 {
             return .failed(.emptyReceipt, .text("the receipt string holds only whitespace", at: -1))
         }
         return .receipt(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(decoded)[0..<n]))
+    }
+
+    /// True when the first byte of `text` that is not a space, tab or carriage return is `{`.
+    static func startsObject(_ text: UnsafeRawBufferPointer) -> Bool {
+        for b in text where b != 0x20 && b != 0x09 && b != 0x0D { return b == UInt8(ascii: "{") }
+        return false
     }
 
     /// The `--device-id-field` value: absent for a JSON null; malformed for anything but a string in one of the

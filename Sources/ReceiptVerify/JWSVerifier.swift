@@ -25,6 +25,12 @@ public final class JWSVerifier: @unchecked Sendable {
 
     /// Chain entries by the certificates' bytes (each length-prefixed).
     private let entries: BytesKeyedCache<JWSChainEntry>
+    /// The chain looked up last and its entry, compared by identity first: headers decoded once share their
+    /// chain object, so a stream of JWS from one leaf skips hashing the certificates' bytes per JWS. The chain is
+    /// held, so its identity cannot be reused by another object while it is here.
+    private let recentLock = Lock()
+    private var recentChain: JWSCertificateChain? = nil
+    private var recentEntry: JWSChainEntry? = nil
 
     public init(anchors: TrustAnchors, capacity: Int = 1024) {
         self.anchors = anchors
@@ -46,9 +52,7 @@ public final class JWSVerifier: @unchecked Sendable {
                 detail: "the x5c header holds \(chain.der.count) certificates; Apple signs with exactly three "
                     + "(leaf, intermediate, root)")
         }
-        let entry = chain.key.withUnsafeBytes { k in
-            entries.value(for: k) { JWSChainEntry.build(chain.der, anchors: anchors) }
-        }
+        let entry = self.entry(chain)
         var check = JWSCheck(code: nil, detail: nil, leafSHA256: entry.leafSHA256)
         switch entry.verdict {
         case .untrusted(let why):
@@ -91,6 +95,20 @@ public final class JWSVerifier: @unchecked Sendable {
             check.detail = "the ES256 signature does not match header.payload"
         }
         return check
+    }
+
+    /// The cached verdict of `chain`, reached once per distinct certificate set.
+    private func entry(_ chain: JWSCertificateChain) -> JWSChainEntry {
+        let recent = recentLock.withLock { recentChain === chain ? recentEntry : nil }
+        if let recent { return recent }
+        let entry = chain.key.withUnsafeBytes { k in
+            entries.value(for: k) { JWSChainEntry.build(chain.der, anchors: anchors) }
+        }
+        recentLock.withLock {
+            recentChain = chain
+            recentEntry = entry
+        }
+        return entry
     }
 
     /// OpenSSL's ECDSA verification of `signature` (DER) over SHA-256 of `message`.

@@ -27,13 +27,33 @@ struct Receipt {
     var entries: [Entry] = []
 }
 
+/// A hand-made JWS renewal info on a line of its own (its receipts row and, when valid, its renewals row).
+struct Renewal {
+    var line: Int64
+    var jwsIndex: Int32 = 0
+    var status: Int32 = 0
+    var environment: String? = "Production"
+    var originalTransactionID: String?
+    var signed: Int64?
+    var autoRenewStatus: Int32? = 1
+    var autoRenewProductID: String? = nil
+    var expirationIntent: Int32? = nil
+    var billingRetry: Bool? = false
+    var graceExpires: Int64? = nil
+}
+
 /// Times in the cases: day `n` of 2024 at midnight UTC, in epoch milliseconds.
 func day(_ n: Int64) -> Int64 { (19_723 + n) * 86_400_000 }
 
 /// The batch the writer stage would hold for these receipts: rows in input (line) order, as a batch is.
-func batch(_ receipts: [Receipt], source: String = "in.ndjson") -> ColumnBatch {
+func batch(_ receipts: [Receipt], renewals: [Renewal] = [], source: String = "in.ndjson") -> ColumnBatch {
     var b = ColumnBatch(sequence: 0)
+    var pending = renewals.sorted { ($0.line, $0.jwsIndex) < ($1.line, $1.jwsIndex) }[...]
     for r in receipts.sorted(by: { $0.line < $1.line }) {
+        while let n = pending.first, n.line < r.line {
+            appendRenewal(n, into: &b, source: source)
+            pending.removeFirst()
+        }
         b.receipts.appendRow { w in
             typealias C = ReceiptsColumns
             for s in 0..<12 {
@@ -87,7 +107,59 @@ func batch(_ receipts: [Receipt], source: String = "in.ndjson") -> ColumnBatch {
             }
         }
     }
+    for n in pending { appendRenewal(n, into: &b, source: source) }
     return b
+}
+
+/// The rows the exporter writes for a JWS renewal info: a receipts row, and a renewals row when it is valid.
+private func appendRenewal(_ n: Renewal, into b: inout ColumnBatch, source: String) {
+    b.receipts.appendRow { w in
+        typealias C = ReceiptsColumns
+        for s in 0..<12 {
+            switch s {
+            case C.source: w.string(s, source)
+            case C.recordKind: w.string(s, "jws_renewal")
+            case C.receiptType: w.string(s, n.environment)
+            default: w.null(string: s)
+            }
+        }
+        for s in 0..<7 {
+            switch s {
+            case C.line: w.int64(s, n.line)
+            case C.receiptCreationDate: w.int64(s, n.signed)
+            default: w.int64(s, nil)
+            }
+        }
+        w.int32(C.status, n.status)
+        w.int32(C.inAppCount, 0)
+        w.int32(C.jwsIndex, n.jwsIndex)
+        w.bool(C.verified, n.status == 0)
+        w.bool(C.deviceHashMatches, nil)
+    }
+    guard n.status == 0 else { return }
+    b.renewals.appendRow { w in
+        typealias C = RenewalsColumns
+        w.string(C.source, source)
+        w.int64(C.line, n.line)
+        w.null(string: C.recordID)
+        w.int32(C.jwsIndex, n.jwsIndex)
+        w.string(C.environment, n.environment)
+        w.string(C.originalTransactionID, n.originalTransactionID)
+        w.null(string: C.productID)
+        w.string(C.autoRenewProductID, n.autoRenewProductID)
+        w.int32(C.autoRenewStatus, n.autoRenewStatus)
+        w.int32(C.expirationIntent, n.expirationIntent)
+        w.bool(C.isInBillingRetryPeriod, n.billingRetry)
+        w.int64(C.gracePeriodExpiresDate, n.graceExpires)
+        w.int32(C.priceIncreaseStatus, nil)
+        w.int32(C.offerType, nil)
+        w.null(string: C.offerIdentifier)
+        w.int64(C.recentSubscriptionStartDate, nil)
+        w.int64(C.renewalDate, nil)
+        w.int64(C.renewalPrice, nil)
+        w.null(string: C.currency)
+        w.int64(C.signedDate, n.signed)
+    }
 }
 
 /// The two tables of a history run, as CSV text and as rows of column name to field text ("" for null).

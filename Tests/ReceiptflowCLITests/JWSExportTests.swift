@@ -155,6 +155,31 @@ struct JWSExportTests {
         #expect(try Self.csv(out.appendingPathComponent("transactions.csv")).count == 3)
     }
 
+    @Test func eachLineIsReadByItsOwnFormWhateverTheFirstLineIs() throws {
+        let sample = try #require(try Self.samples().first { $0.name == "transaction_sandbox_2024_lovepush" })
+        let dir = Self.tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let object = #"{"id":"in-json","receipt":"\#(sample.jws)"}"#
+        // The first line makes the first file NDJSON and the second a file of bare lines; the other form follows.
+        let jsonFirst = dir.appendingPathComponent("json-first.ndjson")
+        try Data((object + "\n" + sample.jws + "\n" + "{not json\n").utf8).write(to: jsonFirst)
+        let bareFirst = dir.appendingPathComponent("bare-first.txt")
+        try Data((sample.jws + "\n" + object + "\n" + "{not json\n").utf8).write(to: bareFirst)
+        let out = dir.appendingPathComponent("out")
+        let (status, _, err) = try runTool(
+            ["export", jsonFirst.path, bareFirst.path, "--out", out.path, "--format", "csv", "--quiet"])
+        #expect(status == 0, "\(err)")
+        let receipts = try Self.csv(out.appendingPathComponent("receipts.csv"))
+        #expect(receipts.map { $0["line"] } == ["1", "2", "3", "1", "2", "3"])
+        #expect(receipts.map { $0["error_code"] } == ["", "", "invalid_json", "", "", "invalid_json"])
+        #expect(
+            receipts.map { $0["record_kind"] } == [
+                "jws_transaction", "jws_transaction", "receipt", "jws_transaction", "jws_transaction", "receipt",
+            ])
+        #expect(receipts.map { $0["record_id"] } == ["in-json", "", "", "", "in-json", ""])
+    }
+
     @Test func aNotificationYieldsThreeReceiptsRowsAndItsTransaction() throws {
         let sample = try #require(try Self.samples().first { $0.name == "notification_refund_sandbox_2025_session" })
         let dir = Self.tempDir()

@@ -2,9 +2,10 @@
 the contract's history section), written apart from the Swift code so that each checks the other.
 
 It reads what an export already holds for every receipt: `receipts.csv` (status, receipt_type,
-receipt_creation_date, source, line) and `transactions.csv` (each in-app entry's fields, in receipt order), of one
-export over the inputs `inputs` (in command-line order: a receipt's position is (index of its source in
-`inputs`, line)). Values are Python values: strings, ints, bools, None, timestamps as epoch milliseconds.
+receipt_creation_date, source, line, jws_index) and `transactions.csv` (each in-app entry's fields, in receipt
+order), of one export over the inputs `inputs` (in command-line order: a receipt's position is (index of its source
+in `inputs`, line)), and for JWS input `renewals.csv` (the renewal infos that refine the subscriptions). Values are
+Python values: strings, ints, bools, None, timestamps as epoch milliseconds.
 
     python3 Tests/python/history_reference.py EXPORT_DIR INPUT... [--as-of 2024-01-01T00:00:00Z]
 
@@ -26,16 +27,22 @@ SUBSCRIPTION_COLUMNS = [
     "first_purchase_date", "latest_purchase_date", "latest_expires_date", "periods", "trial_periods",
     "intro_periods", "cancelled_periods", "observed_through", "state",
 ]
+# Appended to SUBSCRIPTION_COLUMNS when the input holds JWS.
+RENEWAL_COLUMNS = [
+    "renewal_signed_date", "auto_renew_status", "auto_renew_product_id", "expiration_intent",
+    "is_in_billing_retry_period", "grace_period_expires_date",
+]
 TIMESTAMPS = {
     "purchase_date", "original_purchase_date", "expires_date", "cancellation_date", "first_seen", "last_seen",
     "first_purchase_date", "latest_purchase_date", "latest_expires_date", "observed_through",
-    "receipt_creation_date",
+    "receipt_creation_date", "renewal_signed_date", "grace_period_expires_date", "signed_date",
 }
 INTEGERS = {
     "quantity", "web_order_line_item_id", "product_type", "cancellation_reason", "occurrences", "line", "periods",
-    "trial_periods", "intro_periods", "cancelled_periods", "status",
+    "trial_periods", "intro_periods", "cancelled_periods", "status", "jws_index", "auto_renew_status",
+    "expiration_intent",
 }
-BOOLEANS = {"is_trial_period", "is_in_intro_offer_period"}
+BOOLEANS = {"is_trial_period", "is_in_intro_offer_period", "is_in_billing_retry_period"}
 # The entry fields a purchase takes from its newest occurrence.
 NEWEST_FIELDS = [
     "original_transaction_id", "product_id", "quantity", "purchase_date", "original_purchase_date", "expires_date",
@@ -88,10 +95,10 @@ def occurrences_from_export(directory, inputs):
     receipts = {}
     for r in read_csv(f"{directory}/receipts.csv"):
         if r["status"] == 0 and r["receipt_type"] != "Xcode":
-            receipts[(r["source"], r["line"])] = r
+            receipts[(r["source"], r["line"], r.get("jws_index"))] = r
     entry = {}
     for t in read_csv(f"{directory}/transactions.csv"):
-        r = receipts.get((t["source"], t["line"]))
+        r = receipts.get((t["source"], t["line"], t.get("jws_index")))
         if r is None:
             continue
         k = (t["source"], t["line"])
@@ -154,8 +161,35 @@ def purchases(occurrences):
     return out
 
 
-def subscriptions(purchase_rows, as_of):
-    """The subscriptions rows at as-of time `as_of` (epoch ms), in the contract's order."""
+def has_jws(directory):
+    """Whether the export's input held a JWS (a receipts row with a jws_index)."""
+    return any(r.get("jws_index") is not None for r in read_csv(f"{directory}/receipts.csv"))
+
+
+def renewals_from_export(directory, inputs):
+    """The newest counting renewal info per (environment, original_transaction_id), by (signed_date, input index,
+    line, jws_index); the renewals table holds only valid ones."""
+    index = {source: i for i, source in enumerate(inputs)}
+    newest = {}
+    try:
+        rows = list(read_csv(f"{directory}/renewals.csv"))
+    except FileNotFoundError:
+        return newest
+    for n in rows:
+        if n["environment"] == "Xcode" or n["original_transaction_id"] is None:
+            continue
+        env = "Sandbox" if (n["environment"] or "").endswith("Sandbox") else "Production"
+        signed = n["signed_date"]
+        n["rank"] = (signed is not None, signed or 0, index[n["source"]], n["line"], n["jws_index"])
+        key = (env, n["original_transaction_id"])
+        if key not in newest or n["rank"] > newest[key]["rank"]:
+            newest[key] = n
+    return newest
+
+
+def subscriptions(purchase_rows, as_of, renewals=None):
+    """The subscriptions rows at as-of time `as_of` (epoch ms), in the contract's order. `renewals` (the newest
+    renewal info per key, or None for an input without JWS) refines them and adds RENEWAL_COLUMNS."""
     groups = {}
     for p in purchase_rows:
         if p["expires_date"] is None:
@@ -181,6 +215,12 @@ def subscriptions(purchase_rows, as_of):
             "observed_through": observed,
             "state": state(ordered, observed, as_of),
         })
+        if renewals is not None:
+            n = renewals.get((env, otid))
+            out[-1]["state"] = refined_state(out[-1]["state"], ordered, as_of, n)
+            out[-1]["renewal_signed_date"] = n["signed_date"] if n else None
+            for c in RENEWAL_COLUMNS[1:]:
+                out[-1][c] = n[c] if n else None
     out.sort(key=lambda r: (r["environment"], r["bundle_id"], r["original_transaction_id"]))
     return out
 
@@ -205,12 +245,35 @@ def state(ordered, observed_through, as_of):
     return "unknown"
 
 
+def refined_state(receipts_state, ordered, as_of, n):
+    """history.md's "Renewal infos (JWS)" rules: the state the receipts give, refined by `n`, the newest renewal
+    info of the key (None when it has none)."""
+    if n is None or receipts_state in ("not_started", "active", "revoked") or n["signed_date"] is None:
+        return receipts_state
+    counted = [p for p in ordered if p["purchase_date"] is not None and p["purchase_date"] <= as_of]
+    signed = n["signed_date"]
+    if not (signed <= as_of and signed >= counted[-1]["purchase_date"]):
+        return receipts_state
+    if n["is_in_billing_retry_period"] is True:
+        grace = n["grace_period_expires_date"]
+        return "grace_period" if grace is not None and as_of < grace else "billing_retry"
+    if receipts_state == "expired":
+        return "expired"
+    live = [p["expires_date"] for p in counted
+            if not (p["cancellation_date"] is not None and p["cancellation_date"] <= as_of)]
+    if n["expiration_intent"] is not None and live and signed >= max(live):
+        return "expired"
+    return receipts_state
+
+
 def tables(directory, inputs, as_of=None):
-    """(purchases, subscriptions, as_of used) of an export directory written with `--format csv`."""
+    """(purchases, subscriptions, as_of used) of an export directory written with `--format csv`. For an input
+    with JWS the subscriptions rows have RENEWAL_COLUMNS too."""
     if as_of is None:
         as_of = horizon_of(directory)
     p = purchases(occurrences_from_export(directory, inputs))
-    return p, subscriptions(p, as_of if as_of is not None else 0), as_of
+    renewals = renewals_from_export(directory, inputs) if has_jws(directory) else None
+    return p, subscriptions(p, as_of if as_of is not None else 0, renewals), as_of
 
 
 def csv_text(value):
@@ -260,7 +323,8 @@ def main(argv):
     p, s, _ = tables(directory, inputs, as_of)
     print("\n".join(render(p, PURCHASE_COLUMNS)))
     print()
-    print("\n".join(render(s, SUBSCRIPTION_COLUMNS)))
+    columns = SUBSCRIPTION_COLUMNS + (RENEWAL_COLUMNS if has_jws(directory) else [])
+    print("\n".join(render(s, columns)))
 
 
 if __name__ == "__main__":
