@@ -82,7 +82,8 @@ extension CustomerGenerator {
             data.abort()
             throw error
         }
-        try writeExpected(expectation, stats: &stats, options: options, out: out)
+        let holdsJWS = items.contains { if case .jws = $0 { return true } else { return false } }
+        try writeExpected(expectation, stats: &stats, options: options, out: out, renewalColumns: holdsJWS)
         stats.seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         return stats
     }

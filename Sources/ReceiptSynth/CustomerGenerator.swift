@@ -99,9 +99,10 @@ public enum CustomerGenerator {
         return stats
     }
 
-    /// Writes the expected tables and the summary of `expectation` beside `out`.
+    /// Writes the expected tables and the summary of `expectation` beside `out`; the subscriptions table with the
+    /// renewal columns when the data holds a JWS (`renewalColumns`), as the export writes it then.
     static func writeExpected(
-        _ expectation: HistoryExpectation, stats: inout Stats, options: Options, out: URL
+        _ expectation: HistoryExpectation, stats: inout Stats, options: Options, out: URL, renewalColumns: Bool = false
     ) throws(SynthError) {
         let asOf = options.asOf ?? expectation.horizon
         let purchases = expectation.purchaseRows()
@@ -113,7 +114,7 @@ public enum CustomerGenerator {
         for s in subscriptions { stats.states[s.state, default: 0] += 1 }
         let urls = expectedURLs(for: out)
         try write(HistoryCSV.purchases(purchases, source: options.source), to: urls.purchases)
-        try write(HistoryCSV.subscriptions(subscriptions), to: urls.subscriptions)
+        try write(HistoryCSV.subscriptions(subscriptions, renewalColumns: renewalColumns), to: urls.subscriptions)
         try write(summary(stats, options: options), to: urls.summary)
     }
 

@@ -17,6 +17,13 @@ enum HistoryCSV {
         "intro_periods", "cancelled_periods", "observed_through", "state",
     ]
 
+    /// Appended to the subscriptions columns when the input holds a JWS (docs/history.md): what the newest renewal
+    /// info says. The generators write no renewal infos, so these are always null.
+    static let renewalColumns = [
+        "renewal_signed_date", "auto_renew_status", "auto_renew_product_id", "expiration_intent",
+        "is_in_billing_retry_period", "grace_period_expires_date",
+    ]
+
     /// One CSV field.
     enum Field {
         case string(String?)
@@ -41,15 +48,19 @@ enum HistoryCSV {
         return out
     }
 
-    static func subscriptions(_ rows: [HistoryExpectation.Subscription]) -> String {
-        var out = line(subscriptionColumns.map { .string($0) })
+    /// The subscriptions table; `renewalColumns` when the input holds a JWS.
+    static func subscriptions(_ rows: [HistoryExpectation.Subscription], renewalColumns: Bool = false) -> String {
+        var out = line((subscriptionColumns + (renewalColumns ? Self.renewalColumns : [])).map { .string($0) })
         for s in rows {
-            out += line([
-                .string(s.environment), .string(s.bundleID), .string(s.originalTransactionID),
-                .string(s.firstProductID), .string(s.latestProductID), .time(s.firstPurchaseDate),
-                .time(s.latestPurchaseDate), .time(s.latestExpiresDate), .int(s.periods), .int(s.trialPeriods),
-                .int(s.introPeriods), .int(s.cancelledPeriods), .time(s.observedThrough), .string(s.state),
-            ])
+            let renewal: [Field] =
+                renewalColumns ? [.time(nil), .int(nil), .string(nil), .int(nil), .bool(nil), .time(nil)] : []
+            out += line(
+                [
+                    .string(s.environment), .string(s.bundleID), .string(s.originalTransactionID),
+                    .string(s.firstProductID), .string(s.latestProductID), .time(s.firstPurchaseDate),
+                    .time(s.latestPurchaseDate), .time(s.latestExpiresDate), .int(s.periods), .int(s.trialPeriods),
+                    .int(s.introPeriods), .int(s.cancelledPeriods), .time(s.observedThrough), .string(s.state),
+                ] + renewal)
         }
         return out
     }
