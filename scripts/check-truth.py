@@ -5,7 +5,8 @@
 
 Reads receipts.<ext> and transactions.<ext>, or the folders of a run written in parts (receipts/part-*.<ext>),
 with the standard library for CSV and pyarrow for Parquet, and checks, per record: line, record_id, status,
-error_code and every receipt column the truth names (device_hash_matches too for a truth made with
+error_code and every receipt column the truth names (and jws_index and record_kind for a truth made with
+`generate --jws`, one line per JWS) (device_hash_matches too for a truth made with
 `generate --device-ids`, exported with `--device-id-field device_id`); for status-0 records, every transaction. Prints the first
 mismatches and exits 1 when there are any.
 """
@@ -97,9 +98,15 @@ def main():
     truth = read_truth(truth_path)
     receipts, value = read_table(out_dir, "receipts", fmt)
     transactions, _ = read_table(out_dir, "transactions", fmt)
+    # A JWS truth (`generate --jws`) has a line per JWS: rows and transactions are keyed by (line, jws_index).
+    jws = bool(truth) and "jws_index" in truth[0]
+
+    def position(row):
+        return (int(row["line"]), int(row["jws_index"]) if jws and row["jws_index"] not in ("", None) else None)
+
     by_line = defaultdict(list)
     for t in transactions:
-        by_line[int(t["line"])].append(t)
+        by_line[position(t)].append(t)
 
     problems = []
     if len(receipts) != len(truth):
@@ -109,12 +116,16 @@ def main():
         checks = [("line", int(row["line"]), t["line"]), ("record_id", row["record_id"] or None, t["id"]),
                   ("status", int(row["status"]), t["status"]), ("error_code", row["error_code"] or None, t["error_code"])]
         checks += [(c, value(row[c], k), t[c]) for c, k in RECEIPT_COLUMNS.items()]
+        if jws:
+            where = f"line {t['line']} jws_index {t['jws_index']} ({t['kind']})"
+            checks += [("jws_index", value(row["jws_index"], "int"), t["jws_index"]),
+                       ("record_kind", row["record_kind"], t["record_kind"])]
         if "device_hash_matches" in t:
             # `generate --device-ids`, exported with `--device-id-field device_id`.
             checks.append(("device_hash_matches", value(row.get("device_hash_matches"), "bool"),
                            t["device_hash_matches"]))
         if t["status"] == 0:
-            got = by_line.get(t["line"], [])
+            got = by_line.get((t["line"], t.get("jws_index")), [])
             checks.append(("transactions", len(got), len(t["transactions"])))
             for n, (g, e) in enumerate(zip(got, t["transactions"])):
                 checks += [(f"transactions[{n}].{c}", value(g[c], k), e[c]) for c, k in TRANSACTION_COLUMNS.items()]

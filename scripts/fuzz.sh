@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets with AddressSanitizer and runs each for a bounded time or number of runs.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]      (default 60)
 #   FUZZ_RUNS=N scripts/fuzz.sh               (stop each target after N executions instead)
-#   FUZZ_TARGETS="der" scripts/fuzz.sh        (only some targets; default "der ndjson zstd jws")
+#   FUZZ_TARGETS="der" scripts/fuzz.sh        (only some targets; default "der ndjson zstd jws jwsline")
 #   FUZZ_FIXTURES=0 scripts/fuzz.sh           (do not seed the DER and JWS targets with Tests/Fixtures)
 #   scripts/fuzz.sh merge WORK_DIR TARGET     (add WORK_DIR's inputs that reach new coverage to Fuzz/corpus/TARGET)
 # Corpora live in Fuzz/corpus/<target>/ (generated receipts and fuzzer finds; never fixture files).
@@ -62,7 +62,13 @@ build() {  # name
         Fuzz/ZstdFuzz.swift ;;
     jws) build_target jws Sources/COpenSSL Sources/CSIMD/*.c Sources/ReceiptModel/*.swift Sources/ReceiptDER/*.swift \
         Sources/ReceiptVerify/*.swift Sources/ReceiptJWS/*.swift Fuzz/JWSFuzz.swift ;;
-    *) echo "fuzz: unknown target '$1' (der, ndjson, zstd or jws)" >&2; exit 2 ;;
+    jwsline) build_target jwsline Sources/COpenSSL Sources/CSIMD/*.c Sources/ReceiptModel/*.swift \
+        Sources/ReceiptDER/*.swift Sources/ReceiptVerify/*.swift Sources/ReceiptJWS/*.swift \
+        Sources/ReceiptIO/NDJSONScanner.swift Sources/ReceiptIO/JSONString.swift Sources/ReceiptIO/Base64.swift \
+        Sources/ReceiptIO/JWSDetector.swift Sources/ReceiptIO/RecordBatch.swift Sources/ReceiptPipeline/LineDecoder.swift \
+        Sources/ReceiptPipeline/JWSLine.swift Sources/ReceiptPipeline/DeviceIdentifier.swift \
+        Sources/ReceiptPipeline/ColumnAppend.swift Fuzz/JWSLineFuzz.swift ;;
+    *) echo "fuzz: unknown target '$1' (der, ndjson, zstd, jws or jwsline)" >&2; exit 2 ;;
     esac
 }
 
@@ -79,6 +85,19 @@ run_target() {  # name, seconds
         mkdir -p "$out/seeds-jws"
         cp Tests/Fixtures/jws/*.jws "$out/seeds-jws/"
         seeds=("$out/seeds-jws")
+    fi
+    if [ "$name" = jwsline ] && [ "${FUZZ_FIXTURES:-1}" = 1 ] && [ -d Tests/Fixtures/jws ]; then
+        # The real samples as the lines export reads: a notification as its body, any other JWS in the record field.
+        mkdir -p "$out/seeds-jwsline"
+        for f in Tests/Fixtures/jws/*.jws; do
+            case "$(basename "$f")" in
+            notification*) key=signedPayload ;;
+            *) key=receipt-data ;;
+            esac
+            printf '{"id":"%s","%s":"%s"}' "$(basename "$f" .jws)" "$key" "$(tr -d '\n' < "$f")" \
+                > "$out/seeds-jwsline/$(basename "$f" .jws)"
+        done
+        seeds=("$out/seeds-jwsline")
     fi
     local limit=(-max_total_time="$seconds")
     [ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")
@@ -113,7 +132,7 @@ if [ "${1:-}" = merge ]; then
 fi
 
 seconds="${1:-60}"
-for t in ${FUZZ_TARGETS:-der ndjson zstd jws}; do
+for t in ${FUZZ_TARGETS:-der ndjson zstd jws jwsline}; do
     build "$t"
     run_target "$t" "$seconds"
 done

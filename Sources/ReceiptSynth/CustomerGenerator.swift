@@ -94,6 +94,15 @@ public enum CustomerGenerator {
             throw error
         }
 
+        try writeExpected(expectation, stats: &stats, options: options, out: out)
+        stats.seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        return stats
+    }
+
+    /// Writes the expected tables and the summary of `expectation` beside `out`.
+    static func writeExpected(
+        _ expectation: HistoryExpectation, stats: inout Stats, options: Options, out: URL
+    ) throws(SynthError) {
         let asOf = options.asOf ?? expectation.horizon
         let purchases = expectation.purchaseRows()
         let subscriptions = expectation.subscriptionRows(asOf: asOf ?? 0)
@@ -106,8 +115,6 @@ public enum CustomerGenerator {
         try write(HistoryCSV.purchases(purchases, source: options.source), to: urls.purchases)
         try write(HistoryCSV.subscriptions(subscriptions), to: urls.subscriptions)
         try write(summary(stats, options: options), to: urls.summary)
-        stats.seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-        return stats
     }
 
     /// The record's NDJSON line: the receipt signed as its kind says.
@@ -142,7 +149,7 @@ public enum CustomerGenerator {
         return "{" + j.text + ",\"states\":{" + states.text + "}}\n"
     }
 
-    private static func write(_ text: String, to url: URL) throws(SynthError) {
+    static func write(_ text: String, to url: URL) throws(SynthError) {
         let file = try OutputFile(url: url, compressed: false)
         do throws(SynthError) {
             try file.write(text)

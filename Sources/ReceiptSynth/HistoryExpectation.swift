@@ -84,24 +84,55 @@ public struct HistoryExpectation: Sendable {
                 webOrderLineItemID: e.integer(1711), isTrialPeriod: e.integer(1713).map { $0 != 0 },
                 isInIntroOfferPeriod: e.integer(1719).map { $0 != 0 }, promotionalOfferID: e.string(1721),
                 productType: e.integer(1707), cancellationDate: e.date(1712), cancellationReason: e.integer(1720))
-            var p =
-                purchases[key]
-                ?? Purchase(
-                    key: key, facts: facts, newest: rank, cancellation: nil, firstSeen: created, lastSeen: created,
-                    occurrences: 0, line: line)
-            p.occurrences += 1
-            p.firstSeen = min(p.firstSeen, created)
-            p.lastSeen = max(p.lastSeen, created)
-            if rank >= p.newest {
-                p.newest = rank
-                p.facts = facts
-                p.line = line
-            }
-            if let c = facts.cancellationDate, p.cancellation.map({ rank > $0.rank }) ?? true {
-                p.cancellation = (c, facts.cancellationReason, rank)
-            }
-            purchases[key] = p
+            occur(key, facts, rank: rank, line: line)
         }
+    }
+
+    /// A contributing `receipts` row of a JWS that is not a transaction (a notification): it moves the data
+    /// horizon and nothing else (docs/jws.md, "Purchase history").
+    mutating func addJWSRow(created: Int64) {
+        contributing += 1
+        horizon = max(horizon ?? created, created)
+    }
+
+    /// A valid JWS transaction at (`input`, `line`, `jwsIndex`): an occurrence created at its `signedDate`, whose
+    /// `revocationDate` is a cancellation. `environment` is the JWS's (`Production`, `Sandbox`).
+    mutating func addJWS(_ t: JWSPayloads.Transaction, input: Int, line: Int, jwsIndex: Int) {
+        guard t.environment != "Xcode" else { return }
+        addJWSRow(created: t.signedDate)
+        let key = Key(
+            environment: t.environment.hasSuffix("Sandbox") ? "Sandbox" : "Production", bundleID: t.bundleID,
+            transactionID: t.transactionID)
+        let facts = Facts(
+            originalTransactionID: t.originalTransactionID, productID: t.productID, quantity: t.quantity,
+            purchaseDate: t.purchaseDate, originalPurchaseDate: t.originalPurchaseDate, expiresDate: t.expiresDate,
+            webOrderLineItemID: t.webOrderLineItemID, isTrialPeriod: nil, isInIntroOfferPeriod: nil,
+            promotionalOfferID: nil, productType: nil, cancellationDate: t.revocationDate,
+            cancellationReason: t.revocationReason)
+        occur(key, facts, rank: Rank(created: t.signedDate, input: input, line: line, entry: jwsIndex), line: line)
+    }
+
+    /// One occurrence of the purchase `key`: the newest gives the facts, the newest with a cancellation date the
+    /// cancellation.
+    private mutating func occur(_ key: Key, _ facts: Facts, rank: Rank, line: Int) {
+        let created = rank.created
+        var p =
+            purchases[key]
+            ?? Purchase(
+                key: key, facts: facts, newest: rank, cancellation: nil, firstSeen: created, lastSeen: created,
+                occurrences: 0, line: line)
+        p.occurrences += 1
+        p.firstSeen = min(p.firstSeen, created)
+        p.lastSeen = max(p.lastSeen, created)
+        if rank >= p.newest {
+            p.newest = rank
+            p.facts = facts
+            p.line = line
+        }
+        if let c = facts.cancellationDate, p.cancellation.map({ rank > $0.rank }) ?? true {
+            p.cancellation = (c, facts.cancellationReason, rank)
+        }
+        purchases[key] = p
     }
 
     /// The `purchases` table as the export writes it in CSV; `source` fills the `source` column.

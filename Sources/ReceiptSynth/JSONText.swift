@@ -37,6 +37,13 @@ struct JSONText {
         }
     }
 
+    /// `s` as a JSON string literal, quotes included.
+    static func quoted(_ s: String) -> String {
+        var bytes: [UInt8] = []
+        ReceiptModel.JSONText.appendString(s, into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// Writes `k: [ {...}, ... ]` from objects already rendered as JSON text.
     mutating func array(_ k: String, _ objects: [String]) {
         writer.key(k, into: &bytes)

@@ -4,8 +4,10 @@ import Foundation
 /// marker OID 1.2.840.113635.100.6.2.1, and a P-256 leaf carrying 1.2.840.113635.100.6.11.1; plus the chains the
 /// bad kinds of ``JWSFactory`` need (another root, a leaf or intermediate without its OID, an expired leaf).
 ///
-/// The EC keys are random; keys and certificates are made once and kept as DER files in a directory (beside
-/// ``TestPKI``'s), so data generated at different times verifies against the same root.
+/// The EC keys are derived from a seed (``defaultSeed`` for `generate`), or random when none is given;
+/// certificates are signed deterministically, so a seeded PKI is the same bytes on any machine. Keys and
+/// certificates are made once and kept as DER files in a directory (beside ``TestPKI``'s), so data generated at
+/// different times verifies against the same root, and a directory filled earlier keeps its keys.
 public final class JWSTestPKI: @unchecked Sendable {
     /// A chain to sign with: the leaf's key and the x5c certificates, leaf first.
     public struct Chain: @unchecked Sendable {
@@ -36,10 +38,13 @@ public final class JWSTestPKI: @unchecked Sendable {
         return Chain(key: keys[leaf]!, x5c: x5c)
     }
 
+    /// The seed `generate` derives the keys from.
+    public static let defaultSeed = "receiptflow-jws-test-pki-v1"
+
     /// Loads the keys and certificates from `directory` (`jws-*.key.der`, `jws-*.cert.der`), making the missing
-    /// ones.
-    /// Writes the root to `directory/jws-root.pem`. nil `directory`: fresh keys, nothing written.
-    public static func load(directory: URL?) throws(SynthError) -> JWSTestPKI {
+    /// ones: keys derived from `seed` and the certificate's name, or random keys when `seed` is nil.
+    /// Writes the root to `directory/jws-root.pem`. nil `directory`: nothing read or written.
+    public static func load(directory: URL?, seed: String? = nil) throws(SynthError) -> JWSTestPKI {
         var keys: [String: ECKey] = [:]
         var certs: [String: TestCertificate] = [:]
         for node in nodes {
@@ -52,9 +57,12 @@ public final class JWSTestPKI: @unchecked Sendable {
                 certs[node.name] = try TestCertificate(der: [UInt8](cert))
                 continue
             }
-            // ECDSA signatures are randomised: a certificate is made once and kept, so that an anchor written
-            // earlier still matches.
-            let key = try ECKey(node.curve)
+            let key: ECKey
+            if let seed {
+                key = try ECKey(node.curve, derivedFrom: seed + "/" + node.name)
+            } else {
+                key = try ECKey(node.curve)
+            }
             let issuer = nodes.first { $0.name == node.issuer }!
             let cert = try CertificateBuilder.make(
                 subject: node.subject, subjectKey: key, issuer: issuer.subject,

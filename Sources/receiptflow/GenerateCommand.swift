@@ -7,7 +7,9 @@ let generateUsage = """
                                 [--ca-dir DIR] [--truth FILE] [--device-ids [--device-mismatch-fraction F]]
                                 [--quiet]
            receiptflow generate --customers N --out FILE [--years Y] [--seed S] [--as-of DATE]
-                                [--expected-source PATH] [--ca-dir DIR] [--quiet]
+                                [--expected-source PATH] [--jws-fraction F] [--ca-dir DIR] [--quiet]
+           receiptflow generate --jws --count N --out FILE [--seed S] [--bad-fraction F] [--ca-dir DIR]
+                                [--truth FILE] [--quiet]
 
     Writes N synthetic receipts signed by a test CA as NDJSON (`{"id":...,"receipt-data":"<base64>"}` per line),
     zstd-compressed when FILE ends in .zst, plus a ground-truth file beside it (FILE.truth.ndjson, see
@@ -34,16 +36,30 @@ let generateUsage = """
       --as-of DATE        the time for the subscriptions' state, RFC 3339 (default: the data horizon)
       --expected-source P the `source` column of the expected purchases: FILE as the export will be given it
                           (default: FILE as given to --out)
+      --jws-fraction F    share of the customers (0...1, default 0) that moved to StoreKit 2 at some date:
+                          their later purchases, refunds and upgrades arrive as JWS transactions (in the
+                          record field, notifications, transaction history pages), some also still in the
+                          receipts they send after the move; the expected tables hold each purchase once.
+                          Export with --trust-anchor DIR/root.pem --trust-anchor DIR/jws-root.pem
+
+    With --jws, writes N lines of StoreKit 2 / App Store Server data instead: JWS signed (ES256) by a test PKI
+    shaped like Apple's (P-384 root, P-256 leaf, Apple's OIDs) in every shape export reads (a JWS in the
+    record field or alone on a line, notification bodies with their nested transaction and renewal info,
+    signedTransactions pages, Get All Subscription Statuses bodies), a share of them (--bad-fraction, default
+    0.05 per JWS) of every bad kind: wrong alg, alg none, broken signature, another root, missing OIDs,
+    expired at signedDate, malformed base64url, truncated x5c. The truth file has one line per JWS (its line,
+    jws_index, expected status and error_code, see data/README.md). The PKI's keys are kept in --ca-dir;
+    pass DIR/jws-root.pem to --trust-anchor.
     """
 
 /// `receiptflow generate`: synthetic receipts for tests, demos and benchmarks.
 func runGenerate(_ args: [String]) -> Int32 {
     do {
         let a = try Arguments(
-            args, flags: ["--quiet", "--help", "-h", "--device-ids"],
+            args, flags: ["--quiet", "--help", "-h", "--device-ids", "--jws"],
             valued: [
                 "--count", "--out", "--seed", "--digest", "--bad-fraction", "--ca-dir", "--truth", "--customers",
-                "--years", "--as-of", "--expected-source", "--device-mismatch-fraction",
+                "--years", "--as-of", "--expected-source", "--device-mismatch-fraction", "--jws-fraction",
             ])
         if a.has("--help") || a.has("-h") {
             print(generateUsage)
@@ -51,6 +67,8 @@ func runGenerate(_ args: [String]) -> Int32 {
         }
         guard a.positionals.isEmpty else { throw UsageError(message: "unexpected argument '\(a.positionals[0])'") }
         if a.value("--customers") != nil { return try runCustomers(a) }
+        if a.has("--jws") { return try runGenerateJWS(a) }
+        if a.value("--jws-fraction") != nil { throw UsageError(message: "--jws-fraction needs --customers") }
         guard let count = try a.int("--count"), count >= 0 else {
             throw UsageError(message: "--count N is required (a whole number of receipts, 0 or more)")
         }

@@ -5,7 +5,7 @@ import ReceiptSynth
 
 /// `receiptflow generate --customers N`: simulated customers over years, with the expected history tables.
 func runCustomers(_ a: Arguments) throws -> Int32 {
-    for flag in ["--count", "--digest", "--bad-fraction", "--truth"] where a.has(flag) {
+    for flag in ["--count", "--digest", "--bad-fraction", "--truth", "--jws"] where a.has(flag) {
         throw UsageError(.invalidCombination, option: flag, detail: "\(flag) does not apply to --customers")
     }
     guard let customers = try a.int("--customers"), customers >= 0 else {
@@ -44,10 +44,28 @@ func runCustomers(_ a: Arguments) throws -> Int32 {
         printError("receiptflow generate: cannot prepare the test CA in \(caDir.path): \(error)")
         return 1
     }
+    var jwsFraction = 0.0
+    if let f = a.value("--jws-fraction") {
+        guard let v = Double(f), v >= 0, v <= 1 else {
+            throw UsageError(message: "--jws-fraction takes a number from 0 to 1, got '\(f)'")
+        }
+        jwsFraction = v
+    }
     let outURL = URL(fileURLWithPath: out)
     let options = CustomerGenerator.Options(
         customers: customers, years: years, seed: seed, asOf: asOf, source: a.value("--expected-source") ?? out)
-    let stats = try CustomerGenerator.run(pki: pki, options: options, out: outURL)
+    let stats: CustomerGenerator.Stats
+    if a.value("--jws-fraction") != nil {
+        let jwsPKI: JWSTestPKI
+        do { jwsPKI = try JWSTestPKI.load(directory: caDir, seed: JWSTestPKI.defaultSeed) } catch {
+            printError("receiptflow generate: cannot prepare the JWS test PKI in \(caDir.path): \(error)")
+            return 1
+        }
+        stats = try CustomerGenerator.runMixed(
+            pki: pki, jwsPKI: jwsPKI, jwsFraction: jwsFraction, options: options, out: outURL)
+    } else {
+        stats = try CustomerGenerator.run(pki: pki, options: options, out: outURL)
+    }
     if !a.has("--quiet") {
         let urls = CustomerGenerator.expectedURLs(for: outURL)
         let states = ["active", "revoked", "expired", "unknown", "not_started"]
@@ -57,6 +75,9 @@ func runCustomers(_ a: Arguments) throws -> Int32 {
                 + "(\(stats.contributing) contributing), \(stats.purchases) purchases to \(urls.purchases.path), "
                 + "\(stats.subscriptions) subscriptions (\(states)) to \(urls.subscriptions.path)")
         printError("trust anchor: \(caDir.appendingPathComponent("root.pem").path)")
+        if a.value("--jws-fraction") != nil {
+            printError("JWS trust anchor: \(caDir.appendingPathComponent("jws-root.pem").path)")
+        }
         printError(String(format: "%.2f s", stats.seconds))
     }
     return 0
