@@ -265,7 +265,9 @@ func makeDirectory(_ path: String) throws(HistoryError) {
     do {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     } catch {
-        throw HistoryError("cannot create the history spill folder \(path): \(error.localizedDescription)")
+        throw HistoryError(
+            .systemFailure, action: "cannot create the history spill folder", path: path,
+            reason: error.localizedDescription)
     }
 }
 
