@@ -72,6 +72,7 @@ public struct SinkError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public var code: Code
+    /// The step that failed, for the codes about a system call.
     public var operation: Operation?
     /// The file or folder concerned (`standard output` for a stream).
     public var path: String?
@@ -79,7 +80,9 @@ public struct SinkError: Error, Sendable, Equatable, CustomStringConvertible {
     public var errno: Int32?
     /// The system's or library's words.
     public var reason: String?
+    /// The value at fault (a level, a count, a format, a process id), as the code says.
     public var value: String?
+    /// A sentence the code's message is built around, or the whole message of the stage that failed.
     public var detail: String?
 
     public init(
