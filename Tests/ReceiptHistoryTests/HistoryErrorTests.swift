@@ -91,4 +91,22 @@ import Testing
         #expect(damaged.code == .history)
         #expect(damaged.message == "the history spill is damaged (a record is cut short)")
     }
+
+    @Test func aSpillFolderThatCannotBeCreatedIsNamedWithTheSystemsReason() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rf-history-error-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: dir)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try ReceiptHistory.makeDirectory(dir + "/a/b")
+        var isDirectory: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: dir + "/a/b", isDirectory: &isDirectory))
+        #expect(isDirectory.boolValue)
+        let file = dir + "/plain"
+        try #require(FileManager.default.createFile(atPath: file, contents: Data()))
+        let reason = String(cString: strerror(ENOTDIR))
+        for path in [file, file + "/sub"] {
+            let error = #expect(throws: HistoryError.self) { try ReceiptHistory.makeDirectory(path) }
+            #expect(error?.code == .systemFailure && error?.errno == ENOTDIR)
+            #expect(error?.message == "cannot create the history spill folder \(path): \(reason)")
+        }
+    }
 }
