@@ -172,7 +172,7 @@ struct OccurrenceExtractor {
             // (null on both sides for a receipt).
             while j < receipts.rowCount && rLine[j]! == line && rJWS[j] != tJWS[i] { j += 1 }
             guard j < receipts.rowCount, rLine[j]! == line else {
-                throw HistoryError("internal error: a transactions row of line \(line) has no receipts row")
+                throw HistoryError(.internalError, detail: "a transactions row of line \(line) has no receipts row")
             }
             if line != lastLine {
                 lastLine = line

@@ -53,7 +53,7 @@ struct SpillReader {
 
     private mutating func need(_ n: Int) throws(HistoryError) {
         if n < 0 || bytes.count - offset < n {
-            throw HistoryError("the history spill is damaged (a record is cut short)")
+            throw HistoryError(.spillDamaged, detail: "a record is cut short")
         }
     }
 
@@ -93,13 +93,6 @@ struct SpillReader {
         default: return true
         }
     }
-}
-
-/// A failure of the history stage (spill I/O, a full disk, a damaged spill); the run cannot complete.
-public struct HistoryError: Error, Sendable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
 }
 
 /// Bytewise comparison of two byte strings (`memcmp` order, a prefix first).

@@ -104,7 +104,7 @@ final class SpillScanner<R: SpillRecord> {
                 }
             }
             if eof {
-                if start < end { throw HistoryError("the history spill \(path) is damaged (it ends inside a record)") }
+                if start < end { throw HistoryError(.spillDamaged, path: path, detail: "it ends inside a record") }
                 return nil
             }
             try refill()
@@ -141,20 +141,5 @@ func appendFramed<R: SpillRecord>(_ record: R, into w: inout SpillWriter) {
     let n = UInt32(w.bytes.count - at - 4).littleEndian
     withUnsafeBytes(of: n) { p in
         for i in 0..<4 { w.bytes[at + i] = p[i] }
-    }
-}
-
-extension HistoryError {
-    /// An error naming the operation, the path and the system's reason; a full disk says what to do.
-    static func system(_ what: String, _ path: String) -> HistoryError {
-        let code = errno
-        let reason = String(cString: strerror(code))
-        if code == ENOSPC || code == EDQUOT {
-            return HistoryError(
-                "the disk holding the output is full: \(what) \(path): \(reason). The purchase history spills to "
-                    + "disk inside --out while it merges; free space there (docs/history.md estimates the need) "
-                    + "or export with --no-history")
-        }
-        return HistoryError("\(what) \(path): \(reason)")
     }
 }

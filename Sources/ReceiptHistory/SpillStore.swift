@@ -260,12 +260,21 @@ final class SpillStore<R: SpillRecord> {
     }
 }
 
-/// `mkdir -p` for spill folders.
+/// `mkdir -p` for spill folders; a failure names the folder and the system's reason (a full disk its own code).
 func makeDirectory(_ path: String) throws(HistoryError) {
-    do {
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    } catch {
-        throw HistoryError("cannot create the history spill folder \(path): \(error.localizedDescription)")
+    var prefix = ""
+    for (i, part) in path.split(separator: "/", omittingEmptySubsequences: false).enumerated() {
+        prefix += (i == 0 ? "" : "/") + part
+        if prefix.isEmpty { continue }
+        if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+            throw HistoryError.system("cannot create the history spill folder", prefix)
+        }
+    }
+    var st = stat()
+    if stat(path, &st) != 0 || (st.st_mode & S_IFMT) != S_IFDIR {
+        throw HistoryError(
+            .systemFailure, action: "cannot create the history spill folder", path: path, errno: ENOTDIR,
+            reason: String(cString: strerror(ENOTDIR)))
     }
 }
 

@@ -135,7 +135,7 @@ public final class ExportPipeline: @unchecked Sendable {
                     do throws(HistoryError) {
                         try history.add(batch, input: end.source)
                     } catch {
-                        throw SinkError(error.message)
+                        throw SinkError(error)
                     }
                 }
                 try checkpoint?.batchWritten(counts, end: end)

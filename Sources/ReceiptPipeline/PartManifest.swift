@@ -209,7 +209,7 @@ public struct PartManifest: Codable, Sendable, Equatable {
         do throws(ManifestError) {
             bytes = try encoded()
         } catch {
-            throw SinkError(error.message)
+            throw SinkError(.cannotRender, path: Self.fileName, detail: error.message)
         }
         try replaceFileDurably(directory: directory, name: Self.fileName, bytes: bytes)
     }

@@ -58,7 +58,7 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
         cache: ChainCache?, lock: OutputLock? = nil
     ) throws(SinkError) {
         guard let format = OutputFormat(rawValue: manifest.identity.format) else {
-            throw SinkError("the manifest names an unknown format '\(manifest.identity.format)'")
+            throw SinkError(.unknownFormat, value: manifest.identity.format)
         }
         self.directory = directory
         self.cache = cache
@@ -98,9 +98,7 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
     private static func checkListedParts(_ m: PartManifest, _ directory: String) throws(SinkError) {
         for part in m.parts {
             for f in part.files where !FileManager.default.fileExists(atPath: joinPath(directory, f)) {
-                throw SinkError(
-                    "\(joinPath(directory, f)) is listed in \(PartManifest.fileName) but missing; the output was "
-                        + "changed after the run: remove \(directory) and export again")
+                throw SinkError(.resumeMismatch, path: joinPath(directory, f), value: directory)
             }
         }
     }
@@ -121,9 +119,7 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
     }
 
     private static func remove(_ path: String) throws(SinkError) {
-        if unlink(path) != 0 && errno != ENOENT {
-            throw SinkError("cannot remove \(path): \(String(cString: strerror(errno)))")
-        }
+        if unlink(path) != 0 && errno != ENOENT { throw SinkError.system(.remove, path) }
     }
 
     // MARK: - BatchSink
@@ -140,7 +136,7 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
             do throws(HistoryError) {
                 manifest.history = try finishHistory()
             } catch {
-                throw SinkError(error.message)
+                throw SinkError(error)
             }
         }
         manifest.complete = true
@@ -181,7 +177,7 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
             do throws(HistoryError) {
                 spill = try history.sealPart(index)
             } catch {
-                throw SinkError(error.message)
+                throw SinkError(error)
             }
         }
         let format = writer.format

@@ -25,13 +25,6 @@ public struct RunMetadata: Sendable {
     public init() {}
 }
 
-/// An I/O failure in a sink; the run cannot complete (exit status 1).
-public struct SinkError: Error, Sendable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
-}
-
 /// The writer stage's interface: ordered column batches in, complete files out.
 ///
 /// `write` is called from one thread, in batch sequence order. Files appear under their final names only in

@@ -42,7 +42,7 @@ public final class CommitUnit: @unchecked Sendable {
     public func commit(removing stale: [String] = []) throws(SinkError) {
         let files = staged.withLock { $0 }
         guard let marker = files.first(where: { $0.name == Self.marker }) else {
-            throw SinkError("internal error: nothing staged as \(Self.marker)")
+            throw SinkError(.internalError, detail: "nothing staged as \(Self.marker)")
         }
         do throws(SinkError) {
             try syncDirectory(directory)
@@ -50,14 +50,14 @@ public final class CommitUnit: @unchecked Sendable {
             try syncDirectory(directory)
             for f in files where f.name != Self.marker {
                 if rename(f.temp, join(directory, f.name)) != 0 {
-                    throw SinkError.system("cannot rename to \(join(directory, f.name)):", f.temp)
+                    throw SinkError.system(.rename(to: join(directory, f.name)), f.temp)
                 }
             }
             let names = Set(files.map(\.name))
             for path in stale where !names.contains(path) { try OutputFolder.remove(path, in: directory) }
             try syncDirectory(directory)
             if rename(marker.temp, join(directory, Self.marker)) != 0 {
-                throw SinkError.system("cannot rename to \(join(directory, Self.marker)):", marker.temp)
+                throw SinkError.system(.rename(to: join(directory, Self.marker)), marker.temp)
             }
             try syncDirectory(directory)
         } catch {

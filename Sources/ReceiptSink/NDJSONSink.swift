@@ -28,8 +28,8 @@ public final class NDJSONSink: BatchSink {
         for b in batch.ndjson where b == 0x0A { lines += 1 }
         if lines != batch.receipts.rowCount || (!batch.ndjson.isEmpty && batch.ndjson.last != 0x0A) {
             throw SinkError(
-                "internal error: batch \(batch.sequence) has \(batch.receipts.rowCount) records but \(lines) NDJSON lines"
-            )
+                .internalError,
+                detail: "batch \(batch.sequence) has \(batch.receipts.rowCount) records but \(lines) NDJSON lines")
         }
     }
 

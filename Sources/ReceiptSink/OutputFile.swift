@@ -27,7 +27,7 @@ final class OutputFile {
         path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
         tempPath = (directory.hasSuffix("/") ? directory : directory + "/") + ".\(name).\(getpid()).tmp"
         fd = open(tempPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        if fd < 0 { throw SinkError.system("cannot create", tempPath) }
+        if fd < 0 { throw SinkError.system(.create, tempPath) }
         buffer.reserveCapacity(bufferLimit)
     }
 
@@ -83,7 +83,7 @@ final class OutputFile {
             let n = posixWrite(fd, bytes.baseAddress! + done, bytes.count - done)  // done < count: in range
             if n < 0 {
                 if errno == EINTR { continue }
-                throw SinkError.system("cannot write", tempPath)
+                throw SinkError.system(.write, tempPath)
             }
             done += n
         }
@@ -112,17 +112,17 @@ final class OutputFile {
     func commit() throws(SinkError) {
         do throws(SinkError) {
             try flush()
-            if fsync(fd) != 0 && errno != EINVAL { throw SinkError.system("cannot sync", tempPath) }
+            if fsync(fd) != 0 && errno != EINVAL { throw SinkError.system(.sync, tempPath) }
             if close(fd) != 0 {
                 fd = -1
-                throw SinkError.system("cannot close", tempPath)
+                throw SinkError.system(.close, tempPath)
             }
             fd = -1
             if let unit {
                 unit.add(temp: tempPath, name: name)
                 return
             }
-            if rename(tempPath, path) != 0 { throw SinkError.system("cannot rename to \(path):", tempPath) }
+            if rename(tempPath, path) != 0 { throw SinkError.system(.rename(to: path), tempPath) }
         } catch {
             discard()
             throw error
@@ -136,13 +136,5 @@ final class OutputFile {
             fd = -1
         }
         unlink(tempPath)
-    }
-}
-
-extension SinkError {
-    /// An error naming the failed operation, the path and the system's reason (from `errno`).
-    static func system(_ what: String, _ path: String) -> SinkError {
-        let reason = String(cString: strerror(errno))
-        return SinkError("\(what) \(path): \(reason)")
     }
 }

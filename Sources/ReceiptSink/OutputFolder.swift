@@ -78,7 +78,7 @@ public enum OutputFolder {
             try removeFile(join(path, name))
         }
         if rmdir(path) != 0 && errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT {
-            throw SinkError.system("cannot remove the folder", path)
+            throw SinkError.system(.removeFolder, path)
         }
     }
 
@@ -87,7 +87,7 @@ public enum OutputFolder {
 
     /// `unlink`, with a missing file accepted.
     static func removeFile(_ path: String) throws(SinkError) {
-        if unlink(path) != 0 && errno != ENOENT { throw SinkError.system("cannot remove", path) }
+        if unlink(path) != 0 && errno != ENOENT { throw SinkError.system(.remove, path) }
     }
 
     /// The names in `directory` (`.` and `..` excluded); empty when it cannot be read.
@@ -111,7 +111,7 @@ public enum OutputFolder {
         guard lstat(path, &st) == 0 else { return }
         if (st.st_mode & S_IFMT) == S_IFDIR {
             for name in list(path) { try removeTree(join(path, name)) }
-            if rmdir(path) != 0 && errno != ENOENT { throw SinkError.system("cannot remove", path) }
+            if rmdir(path) != 0 && errno != ENOENT { throw SinkError.system(.removeFolder, path) }
         } else {
             try removeFile(path)
         }

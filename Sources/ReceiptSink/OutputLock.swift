@@ -16,7 +16,7 @@ public final class OutputLock {
     public init(directory: String) throws(SinkError) {
         self.directory = directory
         fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd < 0 { throw SinkError.system("cannot open the output directory", directory) }
+        if fd < 0 { throw SinkError.system(.openOutputFolder, directory) }
         // A lock this process released can stay held for a moment by a child forked meanwhile (its copy of the
         // descriptor closes only at exec), so a lock whose holder is not another process is retried briefly.
         var holder: Int? = nil
@@ -28,12 +28,9 @@ public final class OutputLock {
             waited += 1
         }
         if holder != nil || waited >= 200 {
-            let holder = holder.map { "process \($0)" } ?? "another process"
             close(fd)
             fd = -1
-            throw SinkError(
-                "another receiptflow is writing \(directory) (\(holder) holds its lock); wait for it to end or "
-                    + "stop it, or give another --out")
+            throw SinkError(.folderClaimed, path: directory, value: holder.map(String.init))
         }
     }
 

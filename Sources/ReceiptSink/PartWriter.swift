@@ -88,8 +88,7 @@ public final class PartWriter {
         if let open { return open }
         guard partIndex < Self.maxParts else {
             // A sixth digit would sort part-100000 before part-99999: readers would misorder rows.
-            throw SinkError(
-                "a run in parts has at most \(Self.maxParts) parts; start over with a larger --part-records")
+            throw SinkError(.tooManyParts, value: "\(Self.maxParts)")
         }
         let files = TableFiles.part(partIndex, in: directory, format)
         let sink: BatchSink

@@ -28,14 +28,14 @@ public func makeDirectory(_ path: String) throws(SinkError) {
     var st = stat()
     if stat(path, &st) == 0 {
         if (st.st_mode & S_IFMT) == S_IFDIR { return }
-        throw SinkError("cannot use \(path) as the output directory: it exists and is not a directory")
+        throw SinkError(.notADirectory, path: path)
     }
     var prefix = ""
     for (i, part) in path.split(separator: "/", omittingEmptySubsequences: false).enumerated() {
         prefix += (i == 0 ? "" : "/") + part
         if prefix.isEmpty { continue }
         if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
-            throw SinkError.system("cannot create the output directory", prefix)
+            throw SinkError.system(.createOutputFolder, prefix)
         }
     }
 }

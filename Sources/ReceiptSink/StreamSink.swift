@@ -17,9 +17,7 @@ public final class StreamSink: BatchSink {
 
     public init(format: OutputFormat, fileDescriptor: Int32 = 1) throws(SinkError) {
         guard format != .parquet else {
-            throw SinkError(
-                "Parquet cannot be written to standard output; give a directory to --out, or use --format csv or ndjson"
-            )
+            throw SinkError(.parquetToStandardOutput)
         }
         self.format = format
         fd = fileDescriptor
@@ -57,7 +55,7 @@ public final class StreamSink: BatchSink {
                 done += n
             }
         }
-        if failed { throw SinkError.system("cannot write", "standard output") }
+        if failed { throw SinkError.system(.write, "standard output") }
     }
 
     /// A CSV stream of an empty input still gets its header.

@@ -58,9 +58,9 @@ func posixWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int {
 /// File systems that cannot sync a directory (EINVAL) are accepted as they are.
 public func syncDirectory(_ path: String) throws(SinkError) {
     let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-    if fd < 0 { throw SinkError.system("cannot open the folder", path) }
+    if fd < 0 { throw SinkError.system(.openFolder, path) }
     defer { close(fd) }
-    if fsync(fd) != 0 && errno != EINVAL { throw SinkError.system("cannot sync the folder", path) }
+    if fsync(fd) != 0 && errno != EINVAL { throw SinkError.system(.syncFolder, path) }
 }
 
 /// Replaces `directory/name` with `bytes` durably: a temporary file beside it is written, synced and renamed,

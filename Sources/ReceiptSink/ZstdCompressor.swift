@@ -13,14 +13,15 @@ final class ZstdCompressor {
 
     init(level: Int32 = 3) throws(SinkError) {
         guard let c = ZSTD_createCCtx() else {
-            throw SinkError("cannot create a zstd compression context (out of memory?)")
+            throw SinkError(.compressorUnavailable)
         }
         cctx = c
         self.level = level
         let setLevel = ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level)
         if ZSTD_isError(setLevel) != 0 {
             ZSTD_freeCCtx(c)
-            throw SinkError("zstd rejects compression level \(level): \(String(cString: ZSTD_getErrorName(setLevel)))")
+            throw SinkError(
+                .compressionLevelRejected, reason: String(cString: ZSTD_getErrorName(setLevel)), value: "\(level)")
         }
     }
 
@@ -36,7 +37,7 @@ final class ZstdCompressor {
         output.reserve(bound)
         let n = ZSTD_compress2(cctx, output.base, bound, input.baseAddress, input.count)
         if ZSTD_isError(n) != 0 {
-            throw SinkError("zstd compression failed: \(String(cString: ZSTD_getErrorName(n)))")
+            throw SinkError(.compressionFailed, reason: String(cString: ZSTD_getErrorName(n)))
         }
         output.count = n  // n <= bound: zstd writes at most the capacity it was given
         return n

@@ -139,11 +139,13 @@ func runBench(_ argv: [String]) -> Int32 {
             ["name": "RSA-2048 verify ceiling", "unit": "verifications/s", "value": .double(best.rounded())],
             ["name": "throughput / ceiling", "unit": "ratio", "value": .double((ratio * 1000).rounded() / 1000)],
         ]
-        let data = Data(entries.rendered(layout: .indentedSpacedColon, sortingKeys: true, trailingNewline: true))
-        do {
-            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+        let bytes = entries.rendered(layout: .indentedSpacedColon, sortingKeys: true, trailingNewline: true)
+        let file = URL(fileURLWithPath: path)
+        do throws(SinkError) {
+            try replaceFileDurably(
+                directory: file.deletingLastPathComponent().path, name: file.lastPathComponent, bytes: bytes)
         } catch {
-            printError("receiptflow bench: cannot write \(path): \(error.localizedDescription)")
+            printError("receiptflow bench: the --json file \(path) was not written: \(error.message)")
             return 1
         }
     }

@@ -80,10 +80,10 @@ func runInspect(_ argv: [String]) -> Int32 {
 
     let path = args.positionals.first ?? "-"
     let input: [UInt8]
-    do {
+    do throws(InputError) {
         input = try readAll(path)
     } catch {
-        printError("receiptflow inspect: cannot read \(path): \(error.localizedDescription)")
+        printError("receiptflow inspect: \(error.message)")
         return 1
     }
     if let jws = InspectJWS.compact(input) {
@@ -101,9 +101,18 @@ func runInspect(_ argv: [String]) -> Int32 {
 }
 
 /// Reads a whole file, or standard input for `-` (a receipt is small; export streams, inspect need not).
-func readAll(_ path: String) throws -> [UInt8] {
-    if path == "-" { return [UInt8](FileHandle.standardInput.readDataToEndOfFile()) }
-    return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+func readAll(_ path: String) throws(InputError) -> [UInt8] {
+    let source = try FileByteSource(path: path)
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let read: Result<Int, InputError> = chunk.withUnsafeMutableBytes { p in
+            do throws(InputError) { return .success(try source.read(into: p)) } catch { return .failure(error) }
+        }
+        let n = try read.get()
+        if n == 0 { return bytes }
+        bytes += chunk[0..<n]
+    }
 }
 
 /// Everything `inspect` found about one receipt.

@@ -125,7 +125,7 @@ private func string(_ v: Any?) -> String? { v as? String }
             config.reader.batchBytes = 32 << 10
             let sink = try makeSink(format: .csv, directory: out.path, metadata: RunMetadata())
             guard case .completed = ExportPipeline(config: config, sink: sink, cache: try corpus.cache()).run() else {
-                throw SinkError("run failed")
+                throw RunDidNotComplete(description: "run failed")
             }
             return (
                 try Data(contentsOf: out.appendingPathComponent("receipts.csv")),
@@ -314,13 +314,15 @@ private func string(_ v: Any?) -> String? { v as? String }
         config.threads = 2
         config.reader.batchBytes = 16 << 10
         let sink = MemorySink()
-        sink.beforeWrite = { (n) throws(SinkError) in if n == 3 { throw SinkError("disk full") } }
+        let full = SinkError.system(.write, "receipts.csv", errno: ENOSPC)
+        sink.beforeWrite = { (n) throws(SinkError) in if n == 3 { throw full } }
         let outcome = ExportPipeline(config: config, sink: sink, cache: try corpus.cache()).run()
         guard case .failed(let message, _) = outcome else {
             Issue.record("expected a failure, got \(outcome)")
             return
         }
-        #expect(message == "disk full")
+        #expect(message == full.message)
+        #expect(message.hasPrefix("the disk holding the output is full: cannot write receipts.csv: "))
         #expect(sink.aborted && !sink.finished)
     }
 
@@ -347,4 +349,9 @@ private func string(_ v: Any?) -> String? { v as? String }
 
 final class PipelineBox: @unchecked Sendable {
     var pipeline: ExportPipeline?
+}
+
+/// A test's run that did not reach the state the test needs.
+struct RunDidNotComplete: Error, CustomStringConvertible {
+    var description: String
 }

@@ -17,7 +17,7 @@ private final class FailingSink: BatchSink {
 
     func write(_ batch: ColumnBatch) throws(SinkError) {
         defer { writes += 1 }
-        if writes == failAt { throw SinkError("injected failure at batch \(failAt)") }
+        if writes == failAt { throw SinkError(.internalError, detail: "injected failure at batch \(failAt)") }
         try inner.write(batch)
     }
     func finish() throws(SinkError) { try inner.finish() }
@@ -62,7 +62,7 @@ private func csvRows(_ dir: URL, _ table: String) throws -> [Substring] {
         let sink = try makeSink(format: .csv, directory: dir.path, metadata: RunMetadata())
         guard case .completed(let r) = ExportPipeline(config: config(), sink: sink, cache: try corpus.cache()).run()
         else {
-            throw SinkError("the clean run did not complete")
+            throw RunDidNotComplete(description: "the clean run did not complete")
         }
         return (dir, r.counts)
     }

@@ -73,7 +73,7 @@ import Testing
         let writer = try PartWriter(
             format: .csv, directory: dir, metadata: RunMetadata(), firstPart: PartWriter.maxParts - 1)
         #expect(try writer.commitPart() == 99_999)
-        #expect(throws: SinkError.self) { try writer.write(Self.batch(lines: 1...1)) }
+        #expect(throws: SinkError(.tooManyParts, value: "100000")) { try writer.write(Self.batch(lines: 1...1)) }
         #expect(Self.files(dir + "/receipts") == ["part-99999.csv"])
     }
 

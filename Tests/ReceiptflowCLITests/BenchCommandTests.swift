@@ -24,6 +24,12 @@ struct BenchCommandTests {
         #expect(values.count == 3)
         #expect(values.allSatisfy { $0 > 0 })
         #expect(entries.allSatisfy { ($0["name"] as? String)?.isEmpty == false })
+        // A --json file that cannot be written is named, with the step that failed and the system's reason.
+        let unwritable = dir.appendingPathComponent("missing/bench.json").path
+        let (failed, _, failedErr) = try runTool(base + ["--json", unwritable])
+        #expect(failed == 1)
+        #expect(failedErr.contains("the --json file \(unwritable) was not written: cannot create "), "\(failedErr)")
+        #expect(failedErr.contains(String(cString: strerror(ENOENT))), "\(failedErr)")
         // A ratio is throughput over ceiling, so no machine reaches 1000.
         let (failing, _, failingErr) = try runTool(base + ["--min-ratio", "1000"])
         #expect(failing == 1)

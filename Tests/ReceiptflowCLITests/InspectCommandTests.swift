@@ -114,4 +114,17 @@ struct InspectCommandTests {
         #expect(got["status"] as? Int == 21002)
         #expect(got["error_code"] as? String == "invalid_base64")
     }
+
+    @Test func aFileThatCannotBeReadIsNamedWithTheReason() throws {
+        let missing = "/nonexistent/receipt.der"
+        let (s1, out1, e1) = try runTool(["inspect", missing, "--no-verify"])
+        #expect(s1 == 1 && out1.isEmpty)
+        #expect(
+            e1 == "receiptflow inspect: cannot open input '\(missing)': \(String(cString: strerror(ENOENT))); "
+                + "check the path and its permissions\n")
+        let dir = FileManager.default.temporaryDirectory.path
+        let (s2, out2, e2) = try runTool(["inspect", dir, "--no-verify"])
+        #expect(s2 == 1 && out2.isEmpty)
+        #expect(e2 == "receiptflow inspect: input '\(dir)' is a directory; give the files inside it instead\n")
+    }
 }
