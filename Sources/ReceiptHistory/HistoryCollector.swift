@@ -170,7 +170,7 @@ public final class HistoryCollector {
                 throw error
             }
         } catch {
-            throw HistoryError(error.message)
+            throw HistoryError(error)
         }
         do throws(HistoryError) {
             let inputs = self.inputs
@@ -195,7 +195,7 @@ public final class HistoryCollector {
             do throws(SinkError) {
                 try subscriptionRows.writer.finish()
             } catch {
-                throw HistoryError(error.message)
+                throw HistoryError(error)
             }
             do throws(SinkError) {
                 try purchaseRows.writer.finish()
@@ -203,7 +203,7 @@ public final class HistoryCollector {
                 // Renamed into place already, unless staged in `unit` (whose discard removes it; the final name
                 // may then hold an earlier run's table, which must stay).
                 if unit == nil { unlink(subscriptionRows.writer.path) }
-                throw HistoryError(error.message)
+                throw HistoryError(error)
             }
         } catch {
             purchaseRows.writer.abort()

@@ -24,7 +24,7 @@ struct HistoryTableBuffer {
         do throws(SinkError) {
             try writer.append(table)
         } catch {
-            throw HistoryError(error.message)
+            throw HistoryError(error)
         }
         table.removeAll()
     }
