@@ -11,10 +11,27 @@ import Synchronization
 public enum RunOutcome: Sendable {
     /// Every record was written and the sink finished (files under their final names).
     case completed(RunResult)
-    /// Input or output failed; the sink was aborted. The message says what to do.
-    case failed(String, RunResult)
+    /// Input or output failed; the sink was aborted. The failure's message says what to do.
+    case failed(RunFailure, RunResult)
     /// `cancel()` (SIGINT) stopped the run; the sink was aborted.
     case cancelled(RunResult)
+}
+
+/// Why a run stopped before its end: an input that could not be read, or output (the history tables included)
+/// that could not be written.
+public enum RunFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    case input(InputError)
+    case output(SinkError)
+
+    /// What failed and what to do, for the user.
+    public var message: String {
+        switch self {
+        case .input(let e): return e.message
+        case .output(let e): return e.message
+        }
+    }
+
+    public var description: String { message }
 }
 
 /// Totals of a run, for `summary.json` and the final progress line.
@@ -39,7 +56,7 @@ public final class ExportPipeline: @unchecked Sendable {
     private let finishHistory: (() throws(HistoryError) -> Void)?
     private let cache: ChainCache?
     private let cancelled = Atomic<Bool>(false)
-    private let failure = Mutex<String?>(nil)
+    private let failure = Mutex<RunFailure?>(nil)
     private let live = Mutex(RunResult())
     private let work = WorkQueue<RecordBatch>()
     private let finished = ReorderBuffer<(ColumnBatch, BatchCounts, InputPosition)>()
@@ -94,7 +111,7 @@ public final class ExportPipeline: @unchecked Sendable {
                 sizes.append(try InputOpener.probe(path))
             } catch {
                 sink.abort()
-                return .failed(error.message, result())
+                return .failed(.input(error), result())
             }
         }
         live.withLock { $0.inputSize = sizes.contains { $0 == nil } ? nil : sizes.reduce(0) { $0 + $1! } }
@@ -140,7 +157,7 @@ public final class ExportPipeline: @unchecked Sendable {
                 }
                 try checkpoint?.batchWritten(counts, end: end)
             } catch {
-                fail(error.message)
+                fail(.output(error))
                 break
             }
             live.withLock { $0.counts.add(counts) }
@@ -151,11 +168,11 @@ public final class ExportPipeline: @unchecked Sendable {
             next += 1
         }
 
-        if let message = failure.withLock({ $0 }) {
+        if let stopped = failure.withLock({ $0 }) {
             cancel()
             join()
             sink.abort()
-            return .failed(message, result())
+            return .failed(stopped, result())
         }
         if cancelled.load(ordering: .sequentiallyConsistent) {
             join()
@@ -168,20 +185,20 @@ public final class ExportPipeline: @unchecked Sendable {
                 try finishHistory()
             } catch {
                 sink.abort()
-                return .failed(error.message, result())
+                return .failed(.output(SinkError(error)), result())
             }
         }
         do throws(SinkError) {
             try sink.finish()
         } catch {
             sink.abort()
-            return .failed(error.message, result())
+            return .failed(.output(error), result())
         }
         return .completed(result())
     }
 
-    private func fail(_ message: String) {
-        failure.withLock { if $0 == nil { $0 = message } }
+    private func fail(_ stopped: RunFailure) {
+        failure.withLock { if $0 == nil { $0 = stopped } }
         cancel()
     }
 
@@ -203,7 +220,7 @@ public final class ExportPipeline: @unchecked Sendable {
                 options.rejectsUnreadableContent = true
                 reader = try RecordReader.open(path, sourceIndex: k, options: options)
             } catch {
-                fail(error.message)
+                fail(.input(error))
                 return
             }
             if let resume = config.resumeAfter, k == resume.source { reader.skipThroughLine = resume.line }
@@ -219,7 +236,7 @@ public final class ExportPipeline: @unchecked Sendable {
                     more = try reader.fill(batch)
                 } catch {
                     batches.give(batch)
-                    fail(error.message)
+                    fail(.input(error))
                     return
                 }
                 guard more else {

@@ -111,8 +111,8 @@ func runBench(_ argv: [String]) -> Int32 {
     let result: RunResult
     switch ExportPipeline(config: config, sink: sink, cache: ChainCache(anchors: anchors)).run() {
     case .completed(let r): result = r
-    case .failed(let message, _):
-        printError("receiptflow bench: the export failed: \(message)")
+    case .failed(let failure, _):
+        printError("receiptflow bench: the export failed: \(failure.message)")
         return 1
     case .cancelled:
         return 130

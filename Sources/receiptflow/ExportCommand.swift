@@ -139,8 +139,8 @@ func runExport(_ argv: [String]) -> Int32 {
     case .completed(let result):
         guard let unit, let folder else { return 0 }
         status = commitRun(result, setup, config, unit: unit, replacing: folder.earlierRun, history: written.summary)
-    case .failed(let message, _):
-        printError("receiptflow export: \(message)")
+    case .failed(let failure, _):
+        printError("receiptflow export: \(failure.message)")
         status = 1
     case .cancelled(let result):
         printError(

@@ -159,8 +159,8 @@ func runInParts(
     switch runInterruptibly(pipeline, showProgress: setup.showProgress, already: already) {
     case .completed:
         return writeSummary(setup, config, output.manifest)
-    case .failed(let message, _):
-        say(message)
+    case .failed(let failure, _):
+        say(failure.message)
         say(
             "the run did not complete; its \(output.manifest.parts.count) committed parts are kept: after fixing "
                 + "the problem, the same command with --resume continues it.")

@@ -287,11 +287,12 @@ private func string(_ v: Any?) -> String? { v as? String }
 
     @Test func abortsTheSinkAndSaysWhyWhenAnInputIsMissing() throws {
         let (outcome, sink) = try runToMemory([corpus.ndjson.path, "/nonexistent/in.ndjson"])
-        guard case .failed(let message, _) = outcome else {
-            Issue.record("expected a failure, got \(outcome)")
+        guard case .failed(.input(let error), _) = outcome else {
+            Issue.record("expected an input failure, got \(outcome)")
             return
         }
-        #expect(message.contains("/nonexistent/in.ndjson"))
+        #expect(error.code == .cannotOpen)
+        #expect(error.message.contains("/nonexistent/in.ndjson"))
         #expect(sink.aborted && !sink.finished && sink.batches.isEmpty)
     }
 
@@ -300,11 +301,12 @@ private func string(_ v: Any?) -> String? { v as? String }
         let cut = corpus.dir.appendingPathComponent("cut.ndjson.zst")
         try data.prefix(data.count * 2 / 3).write(to: cut)
         let (outcome, sink) = try runToMemory([cut.path])
-        guard case .failed(let message, _) = outcome else {
-            Issue.record("expected a failure, got \(outcome)")
+        guard case .failed(.input(let error), _) = outcome else {
+            Issue.record("expected an input failure, got \(outcome)")
             return
         }
-        #expect(message.contains(cut.path) && message.contains("truncated"))
+        #expect(error.code == .truncated)
+        #expect(error.message.contains(cut.path) && error.message.contains("truncated"))
         #expect(sink.aborted && !sink.finished)
     }
 
@@ -317,12 +319,12 @@ private func string(_ v: Any?) -> String? { v as? String }
         let full = SinkError.system(.write, "receipts.csv", errno: ENOSPC)
         sink.beforeWrite = { (n) throws(SinkError) in if n == 3 { throw full } }
         let outcome = ExportPipeline(config: config, sink: sink, cache: try corpus.cache()).run()
-        guard case .failed(let message, _) = outcome else {
-            Issue.record("expected a failure, got \(outcome)")
+        guard case .failed(.output(let error), _) = outcome else {
+            Issue.record("expected an output failure, got \(outcome)")
             return
         }
-        #expect(message == full.message)
-        #expect(message.hasPrefix("the disk holding the output is full: cannot write receipts.csv: "))
+        #expect(error == full && error.isDiskFull)
+        #expect(error.message.hasPrefix("the disk holding the output is full: cannot write receipts.csv: "))
         #expect(sink.aborted && !sink.finished)
     }
 

@@ -88,11 +88,11 @@ private func csvRows(_ dir: URL, _ table: String) throws -> [Substring] {
         var committed: [Int] = []
         for k in failures {
             let (outcome, output) = try attempt(dir, failAt: k)
-            guard case .failed(let message, _) = outcome else {
+            guard case .failed(let failure, _) = outcome else {
                 Issue.record("attempt failing at batch \(k) did not fail: \(outcome)")
                 return
             }
-            #expect(message.contains("injected failure"))
+            #expect(failure.message.contains("injected failure"))
             #expect(!output.manifest.complete)
             committed.append(output.manifest.parts.count)
         }
