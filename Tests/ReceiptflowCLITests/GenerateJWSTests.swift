@@ -126,7 +126,7 @@ import Testing
         }
         #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("z.truth.ndjson.zst").path))
         // Another empty CA directory is filled with the same keys (certificate signatures are randomized, so the
-        // certificates are other bytes): the same truth, and the same payloads under the same kinds of header.
+        // certificates are other bytes): the same truth, and the same payloads (the headers carry the certificates).
         let ca2 = dir.appendingPathComponent("ca2")
         let (again, _, _) = try runTool([
             "generate", "--jws", "--count", "30", "--ca-dir", ca2.path, "--quiet", "--out",
