@@ -89,7 +89,7 @@ public struct JWSHeader: Sendable {
         guard let json = Base64URL.decode(text) else {
             throw JWSError(.jwsMalformed, "the JWS header is not base64url")
         }
-        guard let object = JSONObject.parse(json) else {
+        guard let object = JSONObjectText.parse(json) else {
             throw JWSError(.jwsMalformed, "the JWS header is not a JSON object")
         }
         guard let alg = object["alg"] as? String else {
@@ -153,8 +153,9 @@ public final class JWSHeaderCache: @unchecked Sendable {
     }
 }
 
-/// JSON objects through Foundation's parser.
-enum JSONObject {
+/// JSON objects read through Foundation's parser (named apart from ReceiptModel's `JSONObject`, which the fuzz
+/// builds compile in the same module).
+enum JSONObjectText {
     static func parse(_ bytes: [UInt8]) -> [String: Any]? {
         guard let value = try? JSONSerialization.jsonObject(with: Data(bytes), options: []) else { return nil }
         return value as? [String: Any]

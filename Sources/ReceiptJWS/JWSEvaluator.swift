@@ -70,7 +70,7 @@ public struct JWSEvaluator: Sendable {
             return verdict
         }
         verdict.alg = jws.header.alg
-        guard let object = JSONObject.parse(jws.payload) else {
+        guard let object = JSONObjectText.parse(jws.payload) else {
             verdict.reject(.jwsMalformed, "the JWS payload is not a JSON object")
             return verdict
         }

@@ -2,8 +2,9 @@ import Dispatch
 import Foundation
 
 /// `receiptflow generate --jws`: writes `count` lines of JWS data (``JWSRecordFactory``) as NDJSON, zstd-compressed
-/// when the name ends in `.zst`, and the truth file beside it, one line per JWS. The output is a pure function of
-/// the seed, the options and the test PKI's keys (ES256 signatures are deterministic, see ``ECKey/signJWS(_:)``).
+/// when the name ends in `.zst`, and the truth file beside it, one line per JWS. The truth and every JWS's header and
+/// payload are a function of the seed, the options and the test PKI; the ES256 signatures are OpenSSL's, randomized
+/// (``ECKey/signJWS(_:)``), so the JWS text differs from run to run.
 public enum JWSGenerator {
     /// What a run produced.
     public struct Stats: Sendable {

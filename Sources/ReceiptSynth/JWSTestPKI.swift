@@ -4,10 +4,11 @@ import Foundation
 /// marker OID 1.2.840.113635.100.6.2.1, and a P-256 leaf carrying 1.2.840.113635.100.6.11.1; plus the chains the
 /// bad kinds of ``JWSFactory`` need (another root, a leaf or intermediate without its OID, an expired leaf).
 ///
-/// The EC keys are derived from a seed (``defaultSeed`` for `generate`), or random when none is given;
-/// certificates are signed deterministically, so a seeded PKI is the same bytes on any machine. Keys and
-/// certificates are made once and kept as DER files in a directory (beside ``TestPKI``'s), so data generated at
-/// different times verifies against the same root, and a directory filled earlier keeps its keys.
+/// The EC keys are derived from a seed (``defaultSeed`` for `generate`), or random when none is given, so a seeded
+/// PKI has the same keys on any machine; its certificates are signed by OpenSSL's ECDSA, randomized, so each fresh
+/// PKI is other certificate bytes over those keys. Keys and certificates are made once and kept as DER files in a
+/// directory (beside ``TestPKI``'s) and read back from it, so data generated at different times verifies against
+/// the same root, and a directory filled earlier keeps its keys and certificates.
 public final class JWSTestPKI: @unchecked Sendable {
     /// A chain to sign with: the leaf's key and the x5c certificates, leaf first.
     public struct Chain: @unchecked Sendable {

@@ -13,7 +13,9 @@ let generateUsage = """
 
     Writes N synthetic receipts signed by a test CA as NDJSON (`{"id":...,"receipt-data":"<base64>"}` per line),
     zstd-compressed when FILE ends in .zst, plus a ground-truth file beside it (FILE.truth.ndjson, see
-    data/README.md). The same seed gives byte-identical files.
+    data/README.md). The same seed gives byte-identical files, but for JWS (--jws, --jws-fraction): their
+    ECDSA signatures are randomized, so only the truth, the expected tables and each JWS's header and payload
+    repeat.
 
       --seed S            run seed, a whole number (default 1)
       --digest D          sha1, sha256, or mixed as Apple moved from one to the other (default mixed)
@@ -48,8 +50,8 @@ let generateUsage = """
     signedTransactions pages, Get All Subscription Statuses bodies), a share of them (--bad-fraction, default
     0.05 per JWS) of every bad kind: wrong alg, alg none, broken signature, another root, missing OIDs,
     expired at signedDate, malformed base64url, truncated x5c. The truth file has one line per JWS (its line,
-    jws_index, expected status and error_code, see data/README.md). The PKI's keys are kept in --ca-dir;
-    pass DIR/jws-root.pem to --trust-anchor.
+    jws_index, expected status and error_code, see data/README.md). The PKI's keys (derived from a fixed
+    seed) and certificates are kept in --ca-dir; pass DIR/jws-root.pem to --trust-anchor.
     """
 
 /// `receiptflow generate`: synthetic receipts for tests, demos and benchmarks.

@@ -44,9 +44,13 @@ import Testing
         let truthURL = dir.appendingPathComponent("j.truth.ndjson")
         let truthBytes = try Data(contentsOf: truthURL)
 
-        // The same seed and PKI give the same bytes.
+        // The same seed and PKI give the same truth, and the same JWS but for their (randomized) signatures.
         #expect(try runTool(args + ["--quiet"]).0 == 0)
-        #expect(try Data(contentsOf: data) == bytes)
+        let again = try Data(contentsOf: data)
+        #expect(again != bytes)
+        #expect(
+            UnsignedJWSText.of(String(decoding: again, as: UTF8.self))
+                == UnsignedJWSText.of(String(decoding: bytes, as: UTF8.self)))
         #expect(try Data(contentsOf: truthURL) == truthBytes)
 
         let truth = try JWSExportTests.objects(truthURL)
@@ -108,7 +112,7 @@ import Testing
         #expect(recordKinds == ["jws", "jws_transaction", "jws_renewal", "jws_notification"])
     }
 
-    @Test func aCompressedOutputHasACompressedTruthAndTheSameLinesAndAnyCADirTheSameBytes() throws {
+    @Test func aCompressedOutputHasACompressedTruthAndTheSameLinesAndAnyCADirTheSameKeysAndPayloads() throws {
         let dir = JWSExportTests.tempDir()
         defer { try? FileManager.default.removeItem(at: dir) }
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -121,22 +125,40 @@ import Testing
             #expect(status == 0, "\(err)")
         }
         #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("z.truth.ndjson.zst").path))
-        // Another empty CA directory is filled with the same PKI: the same bytes.
+        // Another empty CA directory is filled with the same keys (certificate signatures are randomized, so the
+        // certificates are other bytes): the same truth, and the same payloads (the headers carry the certificates).
+        let ca2 = dir.appendingPathComponent("ca2")
         let (again, _, _) = try runTool([
-            "generate", "--jws", "--count", "30", "--ca-dir", dir.appendingPathComponent("ca2").path, "--quiet",
-            "--out", dir.appendingPathComponent("q.ndjson").path,
+            "generate", "--jws", "--count", "30", "--ca-dir", ca2.path, "--quiet", "--out",
+            dir.appendingPathComponent("q.ndjson").path,
         ])
         #expect(again == 0)
+        let keys = try FileManager.default.contentsOfDirectory(atPath: ca).filter { $0.hasSuffix(".key.der") }.sorted()
+        #expect(keys.count >= 8)
         #expect(
-            try Data(contentsOf: dir.appendingPathComponent("q.ndjson"))
-                == Data(contentsOf: dir.appendingPathComponent("p.ndjson")))
+            try FileManager.default.contentsOfDirectory(atPath: ca2.path).filter { $0.hasSuffix(".key.der") }.sorted()
+                == keys)
+        for name in keys {
+            #expect(
+                try Data(contentsOf: ca2.appendingPathComponent(name))
+                    == Data(contentsOf: URL(fileURLWithPath: ca).appendingPathComponent(name)), "\(name)")
+        }
         #expect(
-            try Data(contentsOf: dir.appendingPathComponent("ca2/jws-root.pem"))
-                == Data(contentsOf: dir.appendingPathComponent("ca/jws-root.pem")))
+            try Data(contentsOf: dir.appendingPathComponent("q.truth.ndjson"))
+                == Data(contentsOf: dir.appendingPathComponent("p.truth.ndjson")))
+        let unsigned = try ["p.ndjson", "q.ndjson"].map {
+            UnsignedJWSText.of(
+                try String(contentsOf: dir.appendingPathComponent($0), encoding: .utf8), headers: false)
+        }
+        #expect(unsigned[0] == unsigned[1])
+        #expect(unsigned[0].contains("JWS(-|{"))
         let plain = try String(contentsOf: dir.appendingPathComponent("p.ndjson"), encoding: .utf8)
         let compressed = try Data(contentsOf: dir.appendingPathComponent("z.ndjson.zst"))
         #expect(compressed.prefix(4) == Data([0x28, 0xB5, 0x2F, 0xFD]))
-        #expect(try ResumeData.decompressedText(dir.appendingPathComponent("z.ndjson.zst").path) == plain)
+        // The same lines but for the signatures.
+        let decompressed = try ResumeData.decompressedText(dir.appendingPathComponent("z.ndjson.zst").path)
+        #expect(decompressed.split(separator: "\n").count == plain.split(separator: "\n").count)
+        #expect(UnsignedJWSText.of(decompressed) == UnsignedJWSText.of(plain))
         let truth = try String(contentsOf: dir.appendingPathComponent("p.truth.ndjson"), encoding: .utf8)
         #expect(try ResumeData.decompressedText(dir.appendingPathComponent("z.truth.ndjson.zst").path) == truth)
     }
