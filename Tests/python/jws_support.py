@@ -100,7 +100,7 @@ def subscription_lines(pki, customers, bundle="com.example.app"):
     field, a notification body with a nested transaction and renewal info, a Get All Subscription Statuses page with
     several of each, a `signedTransactions` page), with renewal infos that give each refined state (billing retry,
     grace period, expired by intent, auto-renew off), older and newer renewal infos of the same subscription, some
-    in Sandbox, and a few receipts-free bad JWS. Deterministic for a given PKI."""
+    in Sandbox, and a few receipts-free bad JWS. The payloads depend only on the arguments; the ECDSA signatures are randomized."""
 
     def transaction(tid, otid, start, env):
         return pki.sign({
