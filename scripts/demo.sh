@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The README's main command: builds receiptflow and runs the main job end to end on the built-in sample
-# (data/sample.ndjson.zst: 2,500 synthetic receipts signed by the project's test CA, 5% bad records of every kind).
+# The README's main command: builds receiptflow and runs the main job end to end on the built-in samples, both
+# generations in one run: data/sample.ndjson.zst (2,500 synthetic receipts signed by the project's test CA, 5% bad
+# records of every kind) and data/sample-jws.ndjson.zst (400 lines of StoreKit 2 / App Store Server JWS signed by a
+# test PKI shaped like Apple's, in every input shape, with bad JWS of every kind).
 #   bash scripts/demo.sh [parquet|csv|ndjson]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +21,8 @@ swift build -c release --product receiptflow >&2
 bin="$(swift build -c release --show-bin-path)/receiptflow"
 out="out/demo-$format"
 rm -rf "$out"
-"$bin" export data/sample.ndjson.zst --trust-anchor data/test-root.pem --out "$out" --format "$format" --progress
+"$bin" export data/sample.ndjson.zst data/sample-jws.ndjson.zst \
+    --trust-anchor data/test-root.pem --trust-anchor data/test-jws-root.pem --out "$out" --format "$format" --progress
 echo
 echo "== $out"
 ls -l "$out"
