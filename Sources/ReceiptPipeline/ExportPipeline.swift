@@ -56,8 +56,11 @@ public final class ExportPipeline: @unchecked Sendable {
     private let finishHistory: (() throws(HistoryError) -> Void)?
     private let cache: ChainCache?
     private let cancelled = Atomic<Bool>(false)
-    private let failure = Mutex<RunFailure?>(nil)
-    private let live = Mutex(RunResult())
+    /// Guards `failure` and `live`, which the reader, the workers and the writer share (a pthread mutex, which
+    /// ThreadSanitizer sees order the accesses).
+    private let lock = Lock()
+    private var failure: RunFailure? = nil
+    private var live = RunResult()
     private let work = WorkQueue<RecordBatch>()
     private let finished = ReorderBuffer<(ColumnBatch, BatchCounts, InputPosition)>()
 
@@ -89,13 +92,13 @@ public final class ExportPipeline: @unchecked Sendable {
     }
 
     /// Totals so far (for the progress line); safe from any thread.
-    public var progress: RunResult { live.withLock { $0 } }
+    public var progress: RunResult { lock.withLock { live } }
 
     /// Runs to the end (or failure, or cancellation). Writes happen on the calling thread.
     public func run() -> RunOutcome {
         let start = ContinuousClock.now
         func result() -> RunResult {
-            var r = live.withLock { $0 }
+            var r = lock.withLock { live }
             let e = ContinuousClock.now - start
             r.elapsedSeconds = Double(e.components.seconds) + Double(e.components.attoseconds) * 1e-18
             r.chainCacheHits = cache?.hits ?? 0
@@ -114,7 +117,8 @@ public final class ExportPipeline: @unchecked Sendable {
                 return .failed(.input(error), result())
             }
         }
-        live.withLock { $0.inputSize = sizes.contains { $0 == nil } ? nil : sizes.reduce(0) { $0 + $1! } }
+        let inputSize = sizes.contains { $0 == nil } ? nil : sizes.reduce(0) { $0 + $1! }
+        lock.withLock { live.inputSize = inputSize }
 
         // Created at 0 and raised: libdispatch traps when a semaphore is freed below its initial value, which a
         // failed or cancelled run (slots still taken) would otherwise do.
@@ -160,7 +164,7 @@ public final class ExportPipeline: @unchecked Sendable {
                 fail(.output(error))
                 break
             }
-            live.withLock { $0.counts.add(counts) }
+            lock.withLock { live.counts.add(counts) }
             // Moved, not copied: a worker that takes it next must find its buffers unshared, or clearing them
             // would allocate new ones (copy on write).
             columns.give(consume batch)
@@ -168,7 +172,7 @@ public final class ExportPipeline: @unchecked Sendable {
             next += 1
         }
 
-        if let stopped = failure.withLock({ $0 }) {
+        if let stopped = lock.withLock({ failure }) {
             cancel()
             join()
             sink.abort()
@@ -198,7 +202,7 @@ public final class ExportPipeline: @unchecked Sendable {
     }
 
     private func fail(_ stopped: RunFailure) {
-        failure.withLock { if $0 == nil { $0 = stopped } }
+        lock.withLock { if failure == nil { failure = stopped } }
         cancel()
     }
 

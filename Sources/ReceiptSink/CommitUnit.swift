@@ -1,4 +1,4 @@
-import Synchronization
+import ReceiptModel
 
 #if canImport(Glibc)
     import Glibc
@@ -18,15 +18,17 @@ public final class CommitUnit: @unchecked Sendable {
     public let directory: String
     /// The commit marker, renamed last.
     public static let marker = "summary.json"
-    private let staged = Mutex<[(temp: String, name: String)]>([])
+    private let lock = Lock()
+    /// Guarded by `lock`: files are added from the threads that finish the tables.
+    private var staged: [(temp: String, name: String)] = []
 
     public init(directory: String) { self.directory = directory }
 
     /// Final names of the files staged so far.
-    public var stagedNames: [String] { staged.withLock { $0.map(\.name) } }
+    public var stagedNames: [String] { lock.withLock { staged.map(\.name) } }
 
     /// Records a synced temporary file (in `directory`) to be renamed to `name` at commit.
-    func add(temp: String, name: String) { staged.withLock { $0.append((temp, name)) } }
+    func add(temp: String, name: String) { lock.withLock { staged.append((temp, name)) } }
 
     /// Writes `bytes` under a temporary name in the folder, synced, to become `name` at commit.
     public func stage(name: String, bytes: [UInt8]) throws(SinkError) {
@@ -40,7 +42,7 @@ public final class CommitUnit: @unchecked Sendable {
     /// files and removed) are deleted, and the marker is renamed last. The folder is synced between steps, so
     /// that after a crash the marker is either absent or stands beside this run's complete files.
     public func commit(removing stale: [String] = []) throws(SinkError) {
-        let files = staged.withLock { $0 }
+        let files = lock.withLock { staged }
         guard let marker = files.first(where: { $0.name == Self.marker }) else {
             throw SinkError(.internalError, detail: "nothing staged as \(Self.marker)")
         }
@@ -64,12 +66,12 @@ public final class CommitUnit: @unchecked Sendable {
             discard()
             throw error
         }
-        staged.withLock { $0.removeAll() }
+        lock.withLock { staged.removeAll() }
     }
 
     /// Removes every staged temporary file; final names are never touched.
     public func discard() {
-        for f in staged.withLock({ $0 }) { unlink(f.temp) }
-        staged.withLock { $0.removeAll() }
+        for f in lock.withLock({ staged }) { unlink(f.temp) }
+        lock.withLock { staged.removeAll() }
     }
 }

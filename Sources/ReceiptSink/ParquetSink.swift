@@ -1,6 +1,5 @@
 import Dispatch
 import ReceiptModel
-import Synchronization
 
 /// `--format parquet`: `receipts.parquet`, `transactions.parquet` and `renewals.parquet`, each with its own zstd
 /// context, so that `finish` can complete the receipts and transactions files at once.
@@ -84,17 +83,18 @@ public final class ParquetSink: BatchSink {
 /// returns, which the caller waits for.
 private final class FinishTask: @unchecked Sendable {
     private let writer: ParquetFileWriter
-    private let error = Mutex<SinkError?>(nil)
+    private let lock = Lock()
+    private var error: SinkError? = nil
 
     init(_ writer: ParquetFileWriter) { self.writer = writer }
 
-    var failure: SinkError? { error.withLock { $0 } }
+    var failure: SinkError? { lock.withLock { error } }
 
     func run() {
         do throws(SinkError) {
             try writer.finish()
         } catch {
-            self.error.withLock { $0 = error }
+            lock.withLock { self.error = error }
         }
     }
 }

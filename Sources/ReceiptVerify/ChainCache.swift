@@ -1,4 +1,5 @@
 import ReceiptDER
+import ReceiptModel
 import Synchronization
 
 /// Chain verdicts shared by all worker threads, keyed by the exact bytes of a receipt's embedded certificates

@@ -7,10 +7,10 @@
 /// A plain pthread mutex. Used instead of `Synchronization.Mutex` because on Linux that one waits on a futex
 /// inside the (uninstrumented) standard library, so ThreadSanitizer cannot see it order anything and reports
 /// false races; pthread calls are intercepted by the sanitizer.
-final class Lock: @unchecked Sendable {
+public final class Lock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    init() {
+    public init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         // Default attributes cannot fail to initialise except on resource exhaustion at startup.
@@ -23,7 +23,7 @@ final class Lock: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+    public func withLock<R>(_ body: () throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
