@@ -56,7 +56,7 @@ build() {  # name
     der) build_target der Sources/ReceiptModel/*.swift Sources/ReceiptDER/*.swift Fuzz/DERFuzz.swift ;;
     ndjson) build_target ndjson Sources/ReceiptModel/*.swift Sources/ReceiptIO/NDJSONScanner.swift \
         Sources/ReceiptIO/JSONString.swift Sources/ReceiptIO/Base64.swift Sources/CSIMD/*.c Fuzz/NDJSONFuzz.swift ;;
-    zstd) build_target zstd Sources/CZstd Sources/CZlib Sources/ReceiptIO/ByteSource.swift \
+    zstd) build_target zstd Sources/CZstd Sources/CZlib Sources/ReceiptIO/ByteSource.swift Sources/ReceiptIO/InputError.swift \
         Sources/ReceiptIO/ZstdByteSource.swift Sources/ReceiptIO/GzipByteSource.swift Sources/ReceiptIO/InputSniffer.swift \
         Sources/ReceiptIO/InputOpener.swift Sources/ReceiptIO/RecordBatch.swift Sources/ReceiptIO/RecordReader.swift \
         Fuzz/ZstdFuzz.swift ;;

@@ -113,7 +113,7 @@ struct FailSafeInputTests {
             try Data(bytes).write(to: input)
             for format in ["csv", "parquet"] {
                 let (status, _, err) = try runTool(FailSafe.args([input.path], out, format, ["--overwrite"]))
-                #expect(status == 1, "\(name) \(format)")
+                #expect(status == 1, "\(name) \(format): \(err)")
                 #expect(err.contains(what), "\(name): \(err)")
                 #expect(FailSafe.snapshot(out) == before, "\(name) \(format): the folder changed")
             }
