@@ -31,7 +31,17 @@ extension CustomerGenerator {
         let plans = parallelMap(accounts.count) { move.plan(accounts[$0], start: simulation.start) }
         let items = plans.flatMap { p in p.receipts.map(Item.receipt) + p.events.map(Item.jws) }
             .sorted { $0.order < $1.order }
-        let factory = JWSFactory(pki: jwsPKI)
+        return try write(
+            items, accounts: accounts, pki: pki, factory: JWSFactory(pki: jwsPKI), options: options, out: out,
+            started: started)
+    }
+
+    /// Writes `items` (in order) into `out`, signed by `pki` (receipts) and `factory` (JWS lines; nil when there
+    /// are none), and the expected tables beside it.
+    static func write(
+        _ items: [Item], accounts: [CustomerAccount], pki: TestPKI, factory: JWSFactory?, options: Options, out: URL,
+        started: UInt64
+    ) throws(SynthError) -> Stats {
 
         let data = try OutputFile(url: out, compressed: out.lastPathComponent.hasSuffix(".zst"))
         var expectation = HistoryExpectation()
@@ -48,6 +58,7 @@ extension CustomerGenerator {
                         let spec = accounts[r.customer].spec(created: r.created)
                         return (line(r, spec: spec, pki: pki, seed: options.seed), .receipt(spec))
                     case .jws(let e):
+                        guard let factory else { preconditionFailure("a JWS line without a JWS factory") }
                         return jwsLine(e, account: accounts[e.customer], factory: factory, seed: options.seed)
                     }
                 }

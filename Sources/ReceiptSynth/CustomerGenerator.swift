@@ -58,45 +58,9 @@ public enum CustomerGenerator {
         let started = DispatchTime.now().uptimeNanoseconds
         let simulation = CustomerSimulation(seed: options.seed, years: options.years)
         let accounts = parallelMap(options.customers) { simulation.customer($0) }
-        let receipts = accounts.flatMap(\.receipts).sorted {
-            ($0.sortKey, $0.customer, $0.ordinal) < ($1.sortKey, $1.customer, $1.ordinal)
-        }
-
-        let data = try OutputFile(url: out, compressed: out.lastPathComponent.hasSuffix(".zst"))
-        var expectation = HistoryExpectation()
-        var stats = Stats()
-        do throws(SynthError) {
-            let batch = 1024
-            var first = 0
-            while first < receipts.count {
-                let slice = Array(receipts[first..<min(first + batch, receipts.count)])
-                first += slice.count
-                let made = parallelMap(slice.count) { i in
-                    let r = slice[i]
-                    let spec = accounts[r.customer].spec(created: r.created)
-                    return (spec, line(r, spec: spec, pki: pki, seed: options.seed))
-                }
-                var text: [UInt8] = []
-                for (r, (spec, bytes)) in zip(slice, made) {
-                    for _ in 0..<(r.twice ? 2 : 1) {
-                        stats.lines += 1
-                        text += bytes
-                        text.append(0x0A)
-                        expectation.add(spec, kind: r.kind, input: 0, line: stats.lines)
-                    }
-                    stats.records += r.twice ? 2 : 1
-                }
-                try data.write(text)
-            }
-            try data.finish()
-        } catch {
-            data.abort()
-            throw error
-        }
-
-        try writeExpected(expectation, stats: &stats, options: options, out: out)
-        stats.seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-        return stats
+        let items = accounts.flatMap(\.receipts).map(Item.receipt).sorted { $0.order < $1.order }
+        return try write(
+            items, accounts: accounts, pki: pki, factory: nil, options: options, out: out, started: started)
     }
 
     /// Writes the expected tables and the summary of `expectation` beside `out`.
