@@ -75,11 +75,7 @@ func runGenerate(_ args: [String]) -> Int32 {
             throw UsageError(message: "--count N is required (a whole number of receipts, 0 or more)")
         }
         guard let out = a.value("--out") else { throw UsageError(message: "--out FILE is required") }
-        var seed: UInt64 = 1
-        if let s = a.value("--seed") {
-            guard let v = UInt64(s) else { throw UsageError(message: "--seed takes a whole number, got '\(s)'") }
-            seed = v
-        }
+        let seed = try a.generatorSeed()
         var digest = DigestChoice.mixed
         if let d = a.value("--digest") {
             guard let v = DigestChoice(rawValue: d) else {
@@ -87,28 +83,15 @@ func runGenerate(_ args: [String]) -> Int32 {
             }
             digest = v
         }
-        var badFraction = 0.05
-        if let f = a.value("--bad-fraction") {
-            guard let v = Double(f), v >= 0, v <= 1 else {
-                throw UsageError(message: "--bad-fraction takes a number from 0 to 1, got '\(f)'")
-            }
-            badFraction = v
-        }
+        let badFraction = try a.fraction("--bad-fraction") ?? 0.05
         var deviceIDs: DeviceIDPlan? = nil
         if a.has("--device-ids") {
             deviceIDs = DeviceIDPlan()
-            if let f = a.value("--device-mismatch-fraction") {
-                guard let v = Double(f), v >= 0, v <= 1 else {
-                    throw UsageError(message: "--device-mismatch-fraction takes a number from 0 to 1, got '\(f)'")
-                }
-                deviceIDs?.mismatchFraction = v
-            }
+            if let v = try a.fraction("--device-mismatch-fraction") { deviceIDs?.mismatchFraction = v }
         } else if a.value("--device-mismatch-fraction") != nil {
             throw UsageError(message: "--device-mismatch-fraction needs --device-ids")
         }
-        let caDir =
-            a.value("--ca-dir").map { URL(fileURLWithPath: $0) }
-            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/receiptflow/test-ca")
+        let caDir = a.testCADirectory
         let quiet = a.has("--quiet")
 
         let pki: TestPKI

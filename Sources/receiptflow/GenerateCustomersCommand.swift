@@ -19,13 +19,7 @@ func runCustomers(_ a: Arguments) throws -> Int32 {
             .invalidValue, option: "--years", value: String(years), expected: "a whole number from 1 to 15")
     }
     guard let out = a.value("--out") else { throw UsageError(.missingOption, option: "--out FILE") }
-    var seed: UInt64 = 1
-    if let s = a.value("--seed") {
-        guard let v = UInt64(s) else {
-            throw UsageError(.invalidValue, option: "--seed", value: s, expected: "a whole number")
-        }
-        seed = v
-    }
+    let seed = try a.generatorSeed()
     var asOf: Int64? = nil
     if let text = a.value("--as-of") {
         let parsed = Array(text.utf8).withUnsafeBytes { DateParser.parse($0) }
@@ -36,21 +30,13 @@ func runCustomers(_ a: Arguments) throws -> Int32 {
         }
         asOf = ms
     }
-    let caDir =
-        a.value("--ca-dir").map { URL(fileURLWithPath: $0) }
-        ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/receiptflow/test-ca")
+    let caDir = a.testCADirectory
     let pki: TestPKI
     do { pki = try TestPKI.load(directory: caDir) } catch {
         printError("receiptflow generate: cannot prepare the test CA in \(caDir.path): \(error)")
         return 1
     }
-    var jwsFraction = 0.0
-    if let f = a.value("--jws-fraction") {
-        guard let v = Double(f), v >= 0, v <= 1 else {
-            throw UsageError(message: "--jws-fraction takes a number from 0 to 1, got '\(f)'")
-        }
-        jwsFraction = v
-    }
+    let jwsFraction = try a.fraction("--jws-fraction") ?? 0
     let outURL = URL(fileURLWithPath: out)
     let options = CustomerGenerator.Options(
         customers: customers, years: years, seed: seed, asOf: asOf, source: a.value("--expected-source") ?? out)

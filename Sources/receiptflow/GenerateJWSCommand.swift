@@ -15,21 +15,9 @@ func runGenerateJWS(_ a: Arguments) throws -> Int32 {
         throw UsageError(message: "--count N is required (a whole number of lines, 0 or more)")
     }
     guard let out = a.value("--out") else { throw UsageError(message: "--out FILE is required") }
-    var seed: UInt64 = 1
-    if let s = a.value("--seed") {
-        guard let v = UInt64(s) else { throw UsageError(message: "--seed takes a whole number, got '\(s)'") }
-        seed = v
-    }
-    var badFraction = 0.05
-    if let f = a.value("--bad-fraction") {
-        guard let v = Double(f), v >= 0, v <= 1 else {
-            throw UsageError(message: "--bad-fraction takes a number from 0 to 1, got '\(f)'")
-        }
-        badFraction = v
-    }
-    let caDir =
-        a.value("--ca-dir").map { URL(fileURLWithPath: $0) }
-        ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/receiptflow/test-ca")
+    let seed = try a.generatorSeed()
+    let badFraction = try a.fraction("--bad-fraction") ?? 0.05
+    let caDir = a.testCADirectory
     let pki: JWSTestPKI
     do { pki = try JWSTestPKI.load(directory: caDir, seed: JWSTestPKI.defaultSeed) } catch {
         printError("receiptflow generate: cannot prepare the JWS test PKI in \(caDir.path): \(error)")
