@@ -20,6 +20,10 @@ let exportUsage = """
     options:
       --out DIR                      output directory (created); - writes receipts rows to standard output
       --format parquet|csv|ndjson    table format (default parquet)
+      --csv-raw                      CSV string cells byte for byte. Without it a cell beginning with =, +, -,
+                                     @, a tab or a carriage return (one a spreadsheet would run as a formula)
+                                     is written with a leading apostrophe ('=1); numbers are never changed.
+                                     Parquet and NDJSON are always exact
       --trust-anchor PATH            root certificate (DER or PEM), repeatable, instead of Apple's roots,
                                      which are built in (Apple Inc. Root, Apple Root CA - G3)
       --no-verify                    decode only; rows say verified = false
@@ -112,9 +116,10 @@ func runExport(_ argv: [String]) -> Int32 {
     let unit = folder.map { CommitUnit(directory: $0.directory) }
     do throws(SinkError) {
         if setup.out == "-" {
-            sink = try makeStreamSink(format: setup.format)
+            sink = try makeStreamSink(format: setup.format, options: setup.sinkOptions)
         } else {
-            sink = try makeSink(format: setup.format, directory: setup.out, metadata: metadata, unit: unit)
+            sink = try makeSink(
+                format: setup.format, directory: setup.out, metadata: metadata, options: setup.sinkOptions, unit: unit)
         }
     } catch {
         printError("receiptflow export: \(error.message)")
@@ -234,13 +239,15 @@ struct ExportSetup {
     var inParts: Bool { partRecords != nil || resume }
     /// `--overwrite`: replace the run already in `out`.
     var overwrite = false
+    /// The writers' options: `--csv-raw`.
+    var sinkOptions = SinkOptions()
 
     init(_ argv: [String]) throws(UsageError) {
         let args = try Arguments(
             argv,
             flags: [
                 "--no-verify", "--progress", "--quiet", "--resume", "--require-device-match", "--no-history",
-                "--overwrite",
+                "--overwrite", "--csv-raw",
             ],
             valued: [
                 "--out", "--format", "--trust-anchor", "--field", "--id-field", "--environment", "--bundle-id",
@@ -256,6 +263,12 @@ struct ExportSetup {
                 throw UsageError(.invalidValue, option: "--format", value: f, expected: "parquet, csv or ndjson")
             }
             format = fmt
+        }
+        sinkOptions.csvRaw = args.has("--csv-raw")
+        if sinkOptions.csvRaw && format != .csv {
+            throw UsageError(
+                .invalidCombination, option: "--csv-raw",
+                detail: "--csv-raw changes CSV cells; it needs --format csv (Parquet and NDJSON are always exact)")
         }
         if out == "-" && format == .parquet {
             throw UsageError(
@@ -395,7 +408,8 @@ final class HistoryOutcome: @unchecked Sendable {
 func finishHistory(
     _ collector: HistoryCollector, _ setup: ExportSetup, _ metadata: RunMetadata, unit: CommitUnit? = nil
 ) throws(HistoryError) -> HistorySummary {
-    let r = try collector.finish(asOf: setup.asOf, format: setup.format, metadata: metadata, unit: unit)
+    let r = try collector.finish(
+        asOf: setup.asOf, format: setup.format, metadata: metadata, options: setup.sinkOptions, unit: unit)
     return HistorySummary(
         asOf: r.asOf, purchases: r.purchases, subscriptions: r.subscriptions, spilledBytes: r.spilledBytes)
 }
