@@ -21,6 +21,27 @@ extension Arguments {
         return v
     }
 
+    /// The file path given as `option` (`--out FILE`, `--truth FILE`); nil when absent. A path that names a folder,
+    /// or lies in a folder that does not exist, is refused before any work: the file is written under a temporary
+    /// name beside it and renamed at the end, which would fail only then.
+    func generatorFile(_ option: String) throws(UsageError) -> String? {
+        guard let path = value(option) else { return nil }
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            let example = (path.hasSuffix("/") ? path : path + "/") + "receipts.ndjson"
+            throw UsageError(
+                .other, option: option, value: path,
+                detail: "\(option) '\(path)' is a folder; give the path of the file to write, such as \(example)")
+        }
+        let parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        if !FileManager.default.fileExists(atPath: parent, isDirectory: &isFolder) || !isFolder.boolValue {
+            throw UsageError(
+                .other, option: option, value: path,
+                detail: "\(option) '\(path)': the folder '\(parent)' does not exist; create it first")
+        }
+        return path
+    }
+
     /// `--ca-dir DIR`: where the test CAs' files are kept (default ~/.cache/receiptflow/test-ca).
     var testCADirectory: URL {
         value("--ca-dir").map { URL(fileURLWithPath: $0) }
