@@ -1,5 +1,6 @@
 import CommandArguments
 import Foundation
+import ReceiptSynth
 
 /// The options every `generate` mode reads the same way.
 extension Arguments {
@@ -21,23 +22,17 @@ extension Arguments {
         return v
     }
 
-    /// The file path given as `option` (`--out FILE`, `--truth FILE`); nil when absent. A path that names a folder,
-    /// or lies in a folder that does not exist, is refused before any work: the file is written under a temporary
-    /// name beside it and renamed at the end, which would fail only then.
-    func generatorFile(_ option: String) throws(UsageError) -> String? {
+    /// The file path given as `option` (`--out FILE`, `--truth FILE`); nil when absent. A path that names a folder
+    /// is refused before any work (exit status 1, as for any output that cannot be written): the file is written
+    /// under a temporary name beside it and renamed at the end, which would fail only then.
+    func generatorFile(_ option: String) throws -> String? {
         guard let path = value(option) else { return nil }
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
             let example = (path.hasSuffix("/") ? path : path + "/") + "receipts.ndjson"
-            throw UsageError(
-                .other, option: option, value: path,
-                detail: "\(option) '\(path)' is a folder; give the path of the file to write, such as \(example)")
-        }
-        let parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        if !FileManager.default.fileExists(atPath: parent, isDirectory: &isFolder) || !isFolder.boolValue {
-            throw UsageError(
-                .other, option: option, value: path,
-                detail: "\(option) '\(path)': the folder '\(parent)' does not exist; create it first")
+            throw SynthError(
+                "cannot write \(option) '\(path)': it is a folder; give the path of the file to write, such as "
+                    + example)
         }
         return path
     }
