@@ -177,6 +177,7 @@ private func commitRun(
         return 1
     }
     if !setup.quiet { printError("receiptflow export: \(closingLine(result.counts, out: setup.out))") }
+    if !setup.quiet, let note = summary.unverifiedHistoryNote { printError("receiptflow export: \(note)") }
     return 0
 }
 
@@ -382,6 +383,7 @@ func writeRunSummary(
         return 1
     }
     if !setup.quiet { printError("receiptflow export: \(closingLine(result.counts, out: setup.out))") }
+    if !setup.quiet, let note = summary.unverifiedHistoryNote { printError("receiptflow export: \(note)") }
     return 0
 }
 
