@@ -26,9 +26,11 @@ let exportUsage = """
       --field NAME                   JSON key of the receipt (default: receipt-data, receipt_data, receipt)
       --id-field NAME                JSON key copied into record_id (default: id)
       --environment production|sandbox|any
-                                     reject the other environment with 21007 / 21008 (default any)
+                                     accept only that environment; others (Xcode, LocalTesting and none
+                                     included) get 21007 / 21008 (default any)
       --bundle-id ID                 accept only receipts of this app; repeatable
-      --app-version V                accept only receipts of this application version; repeatable
+      --app-version V                accept only receipts and app transactions of this application version;
+                                     repeatable
       --device-id-field NAME         JSON key of each record's device identifier (a UUID, a MAC address or
                                      12 or 32 hex digits): device_hash_matches says whether the receipt's
                                      hash (attribute 5) is that device's
@@ -177,6 +179,7 @@ private func commitRun(
         return 1
     }
     if !setup.quiet { printError("receiptflow export: \(closingLine(result.counts, out: setup.out))") }
+    if !setup.quiet, let note = summary.unverifiedHistoryNote { printError("receiptflow export: \(note)") }
     return 0
 }
 
@@ -382,6 +385,7 @@ func writeRunSummary(
         return 1
     }
     if !setup.quiet { printError("receiptflow export: \(closingLine(result.counts, out: setup.out))") }
+    if !setup.quiet, let note = summary.unverifiedHistoryNote { printError("receiptflow export: \(note)") }
     return 0
 }
 
