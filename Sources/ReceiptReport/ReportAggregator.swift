@@ -259,8 +259,8 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
     }
 
     private static func pad(_ v: Int64, _ width: Int) -> String {
-        let s = String(v)
-        return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+        let s = String(v.magnitude)
+        return (v < 0 ? "-" : "") + (s.count >= width ? s : String(repeating: "0", count: width - s.count) + s)
     }
 }
 

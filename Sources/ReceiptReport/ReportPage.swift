@@ -130,15 +130,23 @@ public struct ReportPage {
     private func apps() -> String {
         var s = "<section id=\"apps\"><h2>Records by app and environment</h2>"
         guard let data else { return s + notRecorded() + "</section>\n" }
-        s += "<p>The environment is the record's <code>receipt_type</code>; a record that could not be read has "
-        s += "neither app nor environment.</p>"
+        let none = "<em>none</em>"
+        func code(_ v: String?) -> String { v.map { "<code>\(HTMLText.escape($0))</code>" } ?? none }
+        s += "<p>The app is the record's bundle id and the environment its <code>receipt_type</code>; <em>none</em> "
+        s += "is a record that names neither (one that could not be read, or a JWS renewal info).</p>"
+        s += "<div class=\"side\">"
+        s += groupTable(
+            "app (bundle id)", "by-app", Self.grouped(data.apps, extra: data.otherApps) { $0.bundleID }, label: code)
+        s += groupTable(
+            "environment", "by-env", Self.grouped(data.apps, extra: data.otherApps) { $0.environment },
+            label: { $0.map(HTMLText.escape) ?? none })
+        s += "</div><details><summary>Every app, environment and kind</summary>"
         s += "<table class=\"apps\"><thead><tr><th>app (bundle id)</th><th>environment</th><th>kind</th>"
         s += "<th>valid</th><th>rejected</th><th>records</th><th>valid share</th></tr></thead><tbody>"
         for a in data.apps {
             let key = "\(a.bundleID ?? "")|\(a.environment ?? "")|\(a.kind)"
-            s += "<tr data-app=\"\(HTMLText.escape(key))\">"
-            s += "<td>\(a.bundleID.map { "<code>\(HTMLText.escape($0))</code>" } ?? "<em>unreadable</em>")</td>"
-            s += "<td>\(a.environment.map(HTMLText.escape) ?? "<em>unreadable</em>")</td>"
+            s += "<tr data-app=\"\(HTMLText.escape(key))\"><td>\(code(a.bundleID))</td>"
+            s += "<td>\(a.environment.map(HTMLText.escape) ?? none)</td>"
             s += "<td>\(a.kind == "jws" ? "StoreKit 2 JWS" : "receipt")</td>"
             s += countCells(a.count) + "</tr>"
         }
@@ -146,7 +154,36 @@ public struct ReportPage {
             s += "<tr data-app=\"other\"><td colspan=\"3\"><em>other apps (beyond \(ReportData.maxKeys))</em></td>"
             s += countCells(data.otherApps) + "</tr>"
         }
-        return s + "</tbody></table></section>\n"
+        return s + "</tbody></table></details></section>\n"
+    }
+
+    /// The rows of `apps` summed by `key`, most records first; `extra` (apps beyond the cap) under the key nil.
+    static func grouped(
+        _ apps: [ReportData.AppRow], extra: ReportData.Count, by key: (ReportData.AppRow) -> String?
+    ) -> [(key: String?, count: ReportData.Count)] {
+        var sums: [String?: ReportData.Count] = [:]
+        for a in apps {
+            sums[key(a), default: ReportData.Count()].valid += a.count.valid
+            sums[key(a), default: ReportData.Count()].rejected += a.count.rejected
+        }
+        if extra.total > 0 {
+            sums[nil, default: ReportData.Count()].valid += extra.valid
+            sums[nil, default: ReportData.Count()].rejected += extra.rejected
+        }
+        return sums.map { ($0.key, $0.value) }.sorted {
+            $0.count.total != $1.count.total ? $0.count.total > $1.count.total : ($0.key ?? "") < ($1.key ?? "")
+        }
+    }
+
+    private func groupTable(
+        _ title: String, _ id: String, _ rows: [(key: String?, count: ReportData.Count)], label: (String?) -> String
+    ) -> String {
+        var s = "<table class=\"\(id)\"><thead><tr><th>\(title)</th><th>valid</th><th>rejected</th><th>records</th>"
+        s += "<th>valid share</th></tr></thead><tbody>"
+        for r in rows {
+            s += "<tr data-\(id)=\"\(HTMLText.escape(r.key ?? ""))\"><td>\(label(r.key))</td>\(countCells(r.count))</tr>"
+        }
+        return s + "</tbody></table>"
     }
 
     private func months() -> String {
@@ -167,7 +204,24 @@ public struct ReportPage {
                 + "\(ReportData.maxKeys) seen are not charted.")
         }
         if !notes.isEmpty { s += "<p>" + notes.joined(separator: " ") + "</p>" }
-        s += "<details open><summary>The numbers by month</summary><table class=\"months\"><thead><tr><th>month</th>"
+        var years: [(year: String, count: ReportData.Count)] = []
+        for m in data.months {
+            let y = String(m.month.dropLast(3))  // YYYY-MM
+            if years.last?.year == y {
+                years[years.count - 1].count.valid += m.count.valid
+                years[years.count - 1].count.rejected += m.count.rejected
+            } else {
+                years.append((y, m.count))
+            }
+        }
+        s += "<table class=\"years\"><thead><tr><th>year</th><th>valid</th><th>rejected</th><th>records</th>"
+        s += "<th>valid share</th></tr></thead><tbody>"
+        for y in years {
+            s += "<tr data-year=\"\(HTMLText.escape(y.year))\"><td>\(HTMLText.escape(y.year))</td>"
+            s += countCells(y.count) + "</tr>"
+        }
+        s += "</tbody></table>"
+        s += "<details><summary>The numbers by month</summary><table class=\"months\"><thead><tr><th>month</th>"
         s += "<th>valid</th><th>rejected</th><th>records</th><th>valid share</th></tr></thead><tbody>"
         for m in data.months {
             s += "<tr data-month=\"\(HTMLText.escape(m.month))\"><td>\(HTMLText.escape(m.month))</td>"
@@ -239,7 +293,8 @@ public struct ReportPage {
                 s += "<td class=\"num\" data-env=\"\(HTMLText.escape(e))\">\(HTMLText.number(count(e, state)))</td>"
             }
             s += "<td class=\"num\" data-env=\"all\">\(HTMLText.number(count(nil, state)))</td>"
-            s += "<td>\(HTMLText.escape(SubscriptionStates.meaning(state)))</td></tr>"
+            let meaning = state == "unknown" ? "Not known from the records: see below." : SubscriptionStates.meaning(state)
+            s += "<td>\(HTMLText.escape(meaning))</td></tr>"
         }
         s += "</tbody></table>"
         s += "<p class=\"note\"><strong><code>unknown</code></strong>: "
@@ -326,12 +381,14 @@ public struct ReportPage {
         table{border-collapse:collapse;margin:8px 0;font-size:14px}th,td{border:1px solid #bbb;padding:3px 8px;\
         text-align:left;vertical-align:top}thead th{background:#e8eef6}td.num{text-align:right;\
         font-variant-numeric:tabular-nums;white-space:nowrap}table.facts th{background:#f3f3f3;width:220px}
-        code{font:13px ui-monospace,Menlo,Consolas,monospace;overflow-wrap:anywhere}
+        code{font:13px ui-monospace,Menlo,Consolas,monospace}td:first-child code{white-space:nowrap}\
+        table.facts code{overflow-wrap:anywhere}.side{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}\
+        summary{cursor:pointer;margin:6px 0;color:#1d4e89}
         svg.chart{width:100%;height:auto;font:12px system-ui,sans-serif;margin:6px 0}svg.chart .axis{font-weight:600}
         .lead{font-size:18px}.note{background:#f6f6f6;border-left:4px solid #777;padding:6px 10px}
         footer{margin-top:32px;color:#555;font-size:12px;border-top:1px solid #ccc;padding-top:6px}
         @media print{body{max-width:none;padding:0;font-size:11pt}section{break-inside:avoid-page}\
-        h2{break-after:avoid}details>table{display:table}thead th,table.facts th{background:#eee}\
+        h2{break-after:avoid}details{display:none}thead th,table.facts th{background:#eee}\
         @page{margin:14mm}}
         """
 }
