@@ -14,7 +14,11 @@ public enum HTMLText {
             case "'": out += "&#39;"
             default:
                 // Control characters other than tab and newline are shown as U+FFFD: they have no place in a page.
-                if ch.value < 0x20 && ch != "\t" && ch != "\n" { out += "\u{FFFD}" } else { out.unicodeScalars.append(ch) }
+                if ch.value < 0x20 && ch != "\t" && ch != "\n" {
+                    out += "\u{FFFD}"
+                } else {
+                    out.unicodeScalars.append(ch)
+                }
             }
         }
         return out

@@ -209,13 +209,18 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
             ($0.environment, SubscriptionStates.rank($0.state), $0.state)
                 < ($1.environment, SubscriptionStates.rank($1.state), $1.state)
         }
-        s.byProduct = products.map { ReportData.ProductRow(productID: $0.key, active: $0.value.active, total: $0.value.total) }
-            .sorted { $0.total != $1.total ? $0.total > $1.total : $0.productID < $1.productID }
+        s.byProduct = products.map {
+            ReportData.ProductRow(productID: $0.key, active: $0.value.active, total: $0.value.total)
+        }
+        .sorted { $0.total != $1.total ? $0.total > $1.total : $0.productID < $1.productID }
         if otherProducts.total > 0 {
             s.byProduct.append(
-                ReportData.ProductRow(productID: "(other products)", active: otherProducts.active, total: otherProducts.total))
+                ReportData.ProductRow(
+                    productID: "(other products)", active: otherProducts.active, total: otherProducts.total))
         }
-        s.startsByMonth = starts.keys.sorted().map { ReportData.MonthValue(month: Self.monthText($0), value: starts[$0]!) }
+        s.startsByMonth = starts.keys.sorted().map {
+            ReportData.MonthValue(month: Self.monthText($0), value: starts[$0]!)
+        }
         if otherStarts > 0 { s.startsByMonth.append(ReportData.MonthValue(month: "other", value: otherStarts)) }
         return s
     }

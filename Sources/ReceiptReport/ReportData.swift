@@ -162,35 +162,49 @@ extension ReportData {
                 }),
             "other_apps": count(otherApps),
             "by_month": .array(
-                months.map { ["month": .string($0.month), "valid": .int($0.count.valid), "rejected": .int($0.count.rejected)] }
+                months.map {
+                    ["month": .string($0.month), "valid": .int($0.count.valid), "rejected": .int($0.count.rejected)]
+                }
             ),
             "other_months": count(otherMonths),
             "undated": count(undated),
         ])
-        object["subscriptions"] = subscriptions.map { s in
-            [
-                "rows": .int(s.rows),
-                "by_state": .array(
-                    s.byState.map { ["environment": .string($0.environment), "state": .string($0.state), "count": .int($0.count)] }),
-                "by_product": .array(
-                    s.byProduct.map { ["product_id": .string($0.productID), "active": .int($0.active), "total": .int($0.total)] }),
-                "starts_by_month": .array(s.startsByMonth.map { ["month": .string($0.month), "count": .int($0.value)] }),
-            ]
-        } ?? .null
-        object["activity"] = activity.map { a in
-            [
-                "products": .strings(a.products),
-                "days": .array(a.days.map { ["day": .string($0.day), "active": .array($0.active.map { .int($0) })] }),
-                "months": .array(
-                    a.months.map {
-                        [
-                            "month": .string($0.month), "starts": .int($0.starts), "conversions": .int($0.conversions),
-                            "renewals": .int($0.renewals), "refunds": .int($0.refunds),
-                            "expirations": .int($0.expirations),
-                        ]
-                    }),
-            ]
-        } ?? .null
+        object["subscriptions"] =
+            subscriptions.map { s in
+                [
+                    "rows": .int(s.rows),
+                    "by_state": .array(
+                        s.byState.map {
+                            [
+                                "environment": .string($0.environment), "state": .string($0.state),
+                                "count": .int($0.count),
+                            ]
+                        }),
+                    "by_product": .array(
+                        s.byProduct.map {
+                            ["product_id": .string($0.productID), "active": .int($0.active), "total": .int($0.total)]
+                        }),
+                    "starts_by_month": .array(
+                        s.startsByMonth.map { ["month": .string($0.month), "count": .int($0.value)] }),
+                ]
+            } ?? .null
+        object["activity"] =
+            activity.map { a in
+                [
+                    "products": .strings(a.products),
+                    "days": .array(
+                        a.days.map { ["day": .string($0.day), "active": .array($0.active.map { .int($0) })] }),
+                    "months": .array(
+                        a.months.map {
+                            [
+                                "month": .string($0.month), "starts": .int($0.starts),
+                                "conversions": .int($0.conversions),
+                                "renewals": .int($0.renewals), "refunds": .int($0.refunds),
+                                "expirations": .int($0.expirations),
+                            ]
+                        }),
+                ]
+            } ?? .null
         return .object(object)
     }
 
@@ -229,7 +243,8 @@ extension ReportData {
             var subs = Subscriptions()
             subs.rows = int(s, "rows")
             subs.byState = objects(s, "by_state").map {
-                StateRow(environment: str($0, "environment") ?? "", state: str($0, "state") ?? "", count: int($0, "count"))
+                StateRow(
+                    environment: str($0, "environment") ?? "", state: str($0, "state") ?? "", count: int($0, "count"))
             }
             subs.byProduct = objects(s, "by_product").map {
                 ProductRow(productID: str($0, "product_id") ?? "", active: int($0, "active"), total: int($0, "total"))

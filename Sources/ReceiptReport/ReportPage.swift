@@ -109,7 +109,8 @@ public struct ReportPage {
         s += SVGChart.horizontalBars(
             codes.map {
                 .init(
-                    label: $0.code, value: $0.count, style: .hatched, note: HTMLText.percent($0.count, of: facts.records))
+                    label: $0.code, value: $0.count, style: .hatched,
+                    note: HTMLText.percent($0.count, of: facts.records))
             }, axis: "rejected records")
         s += "<table class=\"codes\"><thead><tr><th>error code</th><th>status</th><th>records</th>"
         s += "<th>share of records</th><th>what it means</th><th>what to do</th></tr></thead><tbody>"
@@ -181,7 +182,8 @@ public struct ReportPage {
         var s = "<table class=\"\(id)\"><thead><tr><th>\(title)</th><th>valid</th><th>rejected</th><th>records</th>"
         s += "<th>valid share</th></tr></thead><tbody>"
         for r in rows {
-            s += "<tr data-\(id)=\"\(HTMLText.escape(r.key ?? ""))\"><td>\(label(r.key))</td>\(countCells(r.count))</tr>"
+            s +=
+                "<tr data-\(id)=\"\(HTMLText.escape(r.key ?? ""))\"><td>\(label(r.key))</td>\(countCells(r.count))</tr>"
         }
         return s + "</tbody></table>"
     }
@@ -200,8 +202,9 @@ public struct ReportPage {
                     + "creation date (\(HTMLText.number(data.undated.rejected)) of them rejected) are not charted.")
         }
         if data.otherMonths.total > 0 {
-            notes.append("\(HTMLText.number(data.otherMonths.total)) records in months beyond the first "
-                + "\(ReportData.maxKeys) seen are not charted.")
+            notes.append(
+                "\(HTMLText.number(data.otherMonths.total)) records in months beyond the first "
+                    + "\(ReportData.maxKeys) seen are not charted.")
         }
         if !notes.isEmpty { s += "<p>" + notes.joined(separator: " ") + "</p>" }
         var years: [(year: String, count: ReportData.Count)] = []
@@ -281,7 +284,8 @@ public struct ReportPage {
         s += SVGChart.horizontalBars(
             states.map {
                 .init(
-                    label: $0, value: count(nil, $0), style: $0 == "active" ? .solid : ($0 == "unknown" ? .hatched : .dotted),
+                    label: $0, value: count(nil, $0),
+                    style: $0 == "active" ? .solid : ($0 == "unknown" ? .hatched : .dotted),
                     note: HTMLText.percent(count(nil, $0), of: subs.rows))
             }, axis: "subscriptions")
         s += "<table class=\"states\"><thead><tr><th>state</th>"
@@ -293,7 +297,8 @@ public struct ReportPage {
                 s += "<td class=\"num\" data-env=\"\(HTMLText.escape(e))\">\(HTMLText.number(count(e, state)))</td>"
             }
             s += "<td class=\"num\" data-env=\"all\">\(HTMLText.number(count(nil, state)))</td>"
-            let meaning = state == "unknown" ? "Not known from the records: see below." : SubscriptionStates.meaning(state)
+            let meaning =
+                state == "unknown" ? "Not known from the records: see below." : SubscriptionStates.meaning(state)
             s += "<td>\(HTMLText.escape(meaning))</td></tr>"
         }
         s += "</tbody></table>"

@@ -59,7 +59,8 @@ public enum SVGChart {
             let y = Double(i) * rowHeight + 6
             let w = top > 0 ? max(Double(bar.value) / top * plotWidth, bar.value > 0 ? 1 : 0) : 0
             let text = HTMLText.number(bar.value) + (bar.note.isEmpty ? "" : "  (\(bar.note))")
-            s += "<text x=\"\(f(labelWidth - 8))\" y=\"\(f(y + 15))\" text-anchor=\"end\">\(HTMLText.escape(clip(bar.label, 34)))</text>"
+            s +=
+                "<text x=\"\(f(labelWidth - 8))\" y=\"\(f(y + 15))\" text-anchor=\"end\">\(HTMLText.escape(clip(bar.label, 34)))</text>"
             s += "<rect x=\"\(f(labelWidth))\" y=\"\(f(y))\" width=\"\(f(w))\" height=\"\(f(rowHeight - 8))\" "
             s += "fill=\"\(bar.style.fill)\" stroke=\"#333\" stroke-width=\"0.5\">"
             s += "<title>\(HTMLText.escape(bar.label)): \(text)</title></rect>"
@@ -127,7 +128,8 @@ public enum SVGChart {
                 let y0 = top + plotH - Double(base) / Double(max(ceiling, 1)) * plotH
                 let y1 = top + plotH - Double(base + n) / Double(max(ceiling, 1)) * plotH
                 s += "<rect x=\"\(f(x))\" y=\"\(f(y1))\" width=\"\(f(barW))\" height=\"\(f(max(y0 - y1, 0.5)))\" "
-                s += "fill=\"\(series[k].style.fill)\" stroke=\"#333\" stroke-width=\"0.3\"><title>\(title)</title></rect>"
+                s +=
+                    "fill=\"\(series[k].style.fill)\" stroke=\"#333\" stroke-width=\"0.3\"><title>\(title)</title></rect>"
                 base += n
             }
             if i % labelEvery == 0 {
@@ -175,7 +177,8 @@ public enum SVGChart {
             }
             let last = days.last.map { k < $0.values.count ? $0.values[k] : 0 } ?? 0
             let ly = top + plotH - Double(last) / Double(max(ceiling, 1)) * plotH
-            s += "<polyline points=\"\(points)\" fill=\"none\" stroke=\"\(greys[k % greys.count])\" stroke-width=\"1.6\" "
+            s +=
+                "<polyline points=\"\(points)\" fill=\"none\" stroke=\"\(greys[k % greys.count])\" stroke-width=\"1.6\" "
             s += "stroke-dasharray=\"\(dashes[k % dashes.count])\"><title>\(HTMLText.escape(name))</title></polyline>"
             s += "<text x=\"\(f(left + plotW + 6))\" y=\"\(f(ly + 4))\">\(HTMLText.escape(clip(name, 24))) "
             s += "(\(HTMLText.number(last)))</text>"
@@ -206,7 +209,8 @@ public enum SVGChart {
         s += "<text class=\"axis\" x=\"\(f(left + plotW / 2))\" y=\"\(f(height - 4))\" text-anchor=\"middle\">"
         s += "\(HTMLText.escape(xAxis))</text>"
         let cy = top + plotH / 2
-        s += "<text class=\"axis\" x=\"14\" y=\"\(f(cy))\" text-anchor=\"middle\" transform=\"rotate(-90 14 \(f(cy)))\">"
+        s +=
+            "<text class=\"axis\" x=\"14\" y=\"\(f(cy))\" text-anchor=\"middle\" transform=\"rotate(-90 14 \(f(cy)))\">"
         s += "\(HTMLText.escape(yAxis))</text>"
         return s
     }

@@ -1,6 +1,8 @@
 /// The states of the `subscriptions` table, in the order the report lists them, with what each means.
 public enum SubscriptionStates {
-    public static let ordered = ["active", "grace_period", "billing_retry", "expired", "revoked", "not_started", "unknown"]
+    public static let ordered = [
+        "active", "grace_period", "billing_retry", "expired", "revoked", "not_started", "unknown",
+    ]
 
     /// The position of `state` in `ordered`; states the report does not know come last.
     public static func rank(_ state: String) -> Int { ordered.firstIndex(of: state) ?? ordered.count }

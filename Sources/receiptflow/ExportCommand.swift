@@ -113,14 +113,13 @@ func runExport(_ argv: [String]) -> Int32 {
 
     let sink: BatchSink
     let unit = folder.map { CommitUnit(directory: $0.directory) }
-    let report = folder.map { _ in ReportAggregator() }
+    let report = folder == nil ? nil : ReportAggregator()
     do throws(SinkError) {
         if setup.out == "-" {
             sink = try makeStreamSink(format: setup.format)
         } else {
-            sink = ReportTap(
-                try makeSink(format: setup.format, directory: setup.out, metadata: metadata, unit: unit),
-                aggregator: report!)
+            let tables = try makeSink(format: setup.format, directory: setup.out, metadata: metadata, unit: unit)
+            sink = report.map { ReportTap(tables, aggregator: $0) } ?? tables
         }
     } catch {
         printError("receiptflow export: \(error.message)")

@@ -21,7 +21,8 @@ import Testing
         #expect(d.records == 5 && d.valid == 3 && d.rejected == 2)
         #expect(
             d.apps == [
-                .init(bundleID: "com.a", environment: "Production", kind: "receipt", count: .init(valid: 2, rejected: 1)),
+                .init(
+                    bundleID: "com.a", environment: "Production", kind: "receipt", count: .init(valid: 2, rejected: 1)),
                 .init(bundleID: nil, environment: nil, kind: "receipt", count: .init(valid: 0, rejected: 1)),
                 .init(bundleID: "com.a", environment: "Sandbox", kind: "jws", count: .init(valid: 1, rejected: 0)),
             ])
@@ -47,7 +48,8 @@ import Testing
     @Test func appsBeyondTheCapAreCountedTogether() {
         var t = ColumnTable(schema: .receipts)
         for i in 0..<(ReportData.maxKeys + 3) {
-            ReportFixtures.receipt(&t, bundle: "com.app\(i)", type: "Production", created: ReportFixtures.date(2020, 1, 1))
+            ReportFixtures.receipt(
+                &t, bundle: "com.app\(i)", type: "Production", created: ReportFixtures.date(2020, 1, 1))
         }
         let aggregator = ReportAggregator()
         aggregator.add(receipts: t)
@@ -75,7 +77,10 @@ import Testing
                 .init(environment: "Production", state: "unknown", count: 1),
                 .init(environment: "Sandbox", state: "active", count: 1),
             ])
-        #expect(subs?.byProduct == [.init(productID: "monthly", active: 1, total: 2), .init(productID: "yearly", active: 1, total: 1)])
+        #expect(
+            subs?.byProduct == [
+                .init(productID: "monthly", active: 1, total: 2), .init(productID: "yearly", active: 1, total: 1),
+            ])
         #expect(subs?.startsByMonth == [.init(month: "2022-01", value: 3)])
     }
 
@@ -89,9 +94,12 @@ import Testing
         var t = ColumnTable(schema: schema)
         let d1 = ReportFixtures.date(2024, 2, 28)
         let d2 = ReportFixtures.date(2024, 3, 1)
-        ReportFixtures.append(&t, strings: ["product_id": "m"], int64s: ["day": d1, "active": 5, "starts": 2, "renewals": 1])
-        ReportFixtures.append(&t, strings: ["product_id": "y"], int64s: ["day": d1, "active": 1, "starts": 1, "renewals": 0])
-        ReportFixtures.append(&t, strings: ["product_id": "m"], int64s: ["day": d2, "active": 6, "starts": 1, "renewals": 3])
+        ReportFixtures.append(
+            &t, strings: ["product_id": "m"], int64s: ["day": d1, "active": 5, "starts": 2, "renewals": 1])
+        ReportFixtures.append(
+            &t, strings: ["product_id": "y"], int64s: ["day": d1, "active": 1, "starts": 1, "renewals": 0])
+        ReportFixtures.append(
+            &t, strings: ["product_id": "m"], int64s: ["day": d2, "active": 6, "starts": 1, "renewals": 3])
         let aggregator = ReportAggregator()
         aggregator.observe(t)
         let a = aggregator.data.activity

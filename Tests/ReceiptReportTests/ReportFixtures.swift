@@ -3,7 +3,9 @@ import ReceiptModel
 /// Builds small tables for the report's tests, one row at a time, nulls in every column not named.
 enum ReportFixtures {
     /// `ms` of a UTC date.
-    static func date(_ y: Int64, _ m: Int, _ d: Int) -> Int64 { CivilTime.daysFromCivil(year: y, month: m, day: d) * 86_400_000 }
+    static func date(_ y: Int64, _ m: Int, _ d: Int) -> Int64 {
+        CivilTime.daysFromCivil(year: y, month: m, day: d) * 86_400_000
+    }
 
     /// Appends a row to `t` with `strings`, `int64s` and `int32s` given by column name.
     static func append(
@@ -35,10 +37,13 @@ enum ReportFixtures {
     }
 
     /// A subscriptions row.
-    static func subscription(_ t: inout ColumnTable, environment: String, product: String, state: String, first: Int64) {
+    static func subscription(_ t: inout ColumnTable, environment: String, product: String, state: String, first: Int64)
+    {
         append(
             &t,
-            strings: ["environment": environment, "latest_product_id": product, "first_product_id": product, "state": state],
+            strings: [
+                "environment": environment, "latest_product_id": product, "first_product_id": product, "state": state,
+            ],
             int64s: ["first_purchase_date": first])
     }
 }

@@ -55,7 +55,8 @@ import Testing
         #expect(bare.contains("Not recorded for this run"))
         #expect(!bare.contains("Active subscriptions per day"))
         var data = Self.data()
-        #expect(ReportPage(facts: facts, data: data, committedAt: nil).html().contains("need the run's <code>daily</code>"))
+        #expect(
+            ReportPage(facts: facts, data: data, committedAt: nil).html().contains("need the run's <code>daily</code>"))
         var activity = ReportData.Activity()
         activity.products = ["p"]
         activity.days = [("2024-01-01", [3]), ("2024-01-02", [4])]
