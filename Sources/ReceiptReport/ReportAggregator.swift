@@ -82,7 +82,8 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
             } else if apps.count < ReportData.maxKeys {
                 lastApp = apps.count
                 appIndex[key] = lastApp
-                apps.append((key, bundle[r], type[r], isJWS ? "jws" : "receipt", ReportData.Count()))
+                apps.append(
+                    (key, Self.text(bundle, r), Self.text(type, r), isJWS ? "jws" : "receipt", ReportData.Count()))
             } else {
                 lastApp = -1
                 otherApps.add(ok)
@@ -93,12 +94,23 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
         apps[lastApp].count.add(ok)
     }
 
-    /// A null value and an empty one are told apart by a leading byte.
+    /// A null value and an empty one are told apart by a leading byte; values are cut at `maxValueBytes`.
     private static func appendKeyPart(_ c: StringColumn, _ r: Int, _ key: inout [UInt8]) {
         guard c.valid[r] else { return key.append(0) }
         key.append(1)
-        c.withBytes(r) { key.append(contentsOf: $0) }
+        c.withBytes(r) { key.append(contentsOf: $0.prefix(ReportData.maxValueBytes)) }
         key.append(0)
+    }
+
+    /// Row `r` of `c` as text, cut at `maxValueBytes` (marked with an ellipsis): names come from the input, and
+    /// one of a megabyte must not make the aggregates or the page large.
+    static func text(_ c: StringColumn, _ r: Int) -> String? {
+        guard c.valid[r] else { return nil }
+        return c.withBytes(r) { bytes in
+            bytes.count <= ReportData.maxValueBytes
+                ? String(decoding: bytes, as: UTF8.self)
+                : String(decoding: bytes.prefix(ReportData.maxValueBytes), as: UTF8.self) + "…"
+        }
     }
 
     /// `TableObserver`: the `subscriptions` rows and a `daily` table's; other tables are ignored.
@@ -123,9 +135,9 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
         let first = t.int64s[C.firstPurchaseDate]
         for r in 0..<t.rowCount {
             subscriptionRows += 1
-            let s = state[r] ?? ""
-            states["\(env[r] ?? "")\u{0}\(s)", default: 0] += 1
-            let p = product[r] ?? ""
+            let s = Self.text(state, r) ?? ""
+            states["\(Self.text(env, r) ?? "")\u{0}\(s)", default: 0] += 1
+            let p = Self.text(product, r) ?? ""
             let active = s == "active" ? 1 : 0
             if let old = products[p] {
                 products[p] = (old.active + active, old.total + 1)
@@ -162,7 +174,7 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
             guard let ms = days[r] else { continue }
             let d = CivilTime.floorDiv(ms, 86_400_000)
             if dailyActive[d] == nil && dailyActive.count >= 100_000 { continue }
-            let p = products[r] ?? ""
+            let p = Self.text(products, r) ?? ""
             if dailyActive[d]?[p] == nil && (dailyActive[d]?.count ?? 0) >= ReportData.maxKeys { continue }
             dailyActive[d, default: [:]][p, default: 0] += Int(active?[r] ?? 0)
             let m = Self.monthIndex(ms)

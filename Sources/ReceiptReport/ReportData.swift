@@ -11,6 +11,8 @@ public struct ReportData: Sendable, Equatable {
     public static let formatVersion: Int64 = 1
     /// Most distinct apps, months or products kept; the rest are counted together in an "other" row.
     public static let maxKeys = 500
+    /// Longest name kept (bytes of a bundle id, environment or product id); longer ones are cut.
+    public static let maxValueBytes = 200
 
     /// Valid and rejected records of one group.
     public struct Count: Sendable, Equatable {

@@ -59,6 +59,20 @@ import Testing
         #expect(d.apps.map(\.count.total).reduce(0, +) + d.otherApps.total == d.records)
     }
 
+    @Test func aMegabyteBundleIDIsCutSoTheAggregatesStaySmall() {
+        var t = ColumnTable(schema: .receipts)
+        let huge = String(repeating: "é", count: 500_000)
+        ReportFixtures.receipt(&t, bundle: huge, type: "Production", created: nil)
+        ReportFixtures.receipt(&t, bundle: huge + "x", type: "Production", created: nil)
+        let aggregator = ReportAggregator()
+        aggregator.add(receipts: t)
+        let d = aggregator.data
+        // Both share their first 200 bytes: one row, its name cut and marked.
+        #expect(d.apps.count == 1 && d.apps[0].count.valid == 2)
+        #expect(d.apps[0].bundleID == String(repeating: "é", count: 100) + "…")
+        #expect(d.encoded().count < 2000)
+    }
+
     @Test func subscriptionsAreCountedByEnvironmentStateAndProduct() {
         var s = ColumnTable(schema: .subscriptions)
         let jan = ReportFixtures.date(2022, 1, 3)
