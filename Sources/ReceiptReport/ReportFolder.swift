@@ -97,7 +97,8 @@ public struct ReportError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var message: String {
         switch code {
-        case .notAFolder: return "\(path) is not a folder; give the --out folder of a finished export"
+        case .notAFolder:
+            return "\(path) is not a folder (or does not exist); give the --out folder of a finished export"
         case .notACompleteRun:
             return "\(path) holds no complete run (no summary.json): give the --out folder of a finished export, "
                 + "or finish the run first (--resume continues a run in parts)"

@@ -266,3 +266,21 @@ def test_the_page_does_not_grow_with_the_records(receiptflow, runs, tmp_path):
     for name in ("report.html", "report-data.json"):
         small, large = (runs["parquet"] / name).stat().st_size, (double / name).stat().st_size
         assert abs(large - small) < 0.03 * small, name
+
+
+def test_a_run_in_parts_gets_the_page_of_its_summary(receiptflow, tmp_path):
+    out = _export(receiptflow, tmp_path / "parts", "parquet", "--part-records", "1000")
+    assert not (out / "report-data.json").exists()
+    refused = subprocess.run([receiptflow, "export", *INPUTS, *ANCHORS, "--out", str(tmp_path / "p2"),
+                              "--part-records", "1000", "--report"], capture_output=True, check=False)
+    assert refused.returncode == 2 and b"receiptflow report DIR" in refused.stderr
+    res = subprocess.run([receiptflow, "report", str(out)], capture_output=True, check=False)
+    assert res.returncode == 0, res.stderr.decode()
+    summary = json.loads((out / "summary.json").read_text())
+    page = _Page()
+    page.feed((out / "report.html").read_text())
+    for key in ("records", "valid", "rejected"):
+        assert _number(page.metrics[key]) == summary[key], key
+    assert {k: _number(c[2][1]) for k, c in page.rows["data-code"].items()} == {
+        k: v for k, v in summary["by_error_code"].items() if v > 0}
+    assert "Not recorded for this run" in (out / "report.html").read_text()
