@@ -148,11 +148,11 @@ public enum SVGChart {
         days: [(day: String, values: [Int])], series: [String], xAxis: String, yAxis: String
     ) -> String {
         let width = 900.0
-        let height = 340.0
+        let height = 360.0
         let left = 70.0
         let right = 170.0
         let top = 16.0
-        let bottom = 70.0
+        let bottom = 95.0
         let plotW = width - left - right
         let plotH = height - top - bottom
         let maxValue = days.flatMap(\.values).max() ?? 0
