@@ -33,6 +33,8 @@ let package = Package(
         .target(name: "ReceiptHistory", dependencies: ["ReceiptModel", "ReceiptSink"]),
         .target(name: "ReceiptPipeline", dependencies: ["ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptHistory", "ReceiptJWS"]),
         .target(name: "ReceiptJWS", dependencies: ["ReceiptModel", "ReceiptVerify"]),
+        // The one-page HTML report of a run (`receiptflow report`): aggregates made while exporting, the page.
+        .target(name: "ReceiptReport", dependencies: ["ReceiptModel", "ReceiptSink"]),
         // The command-line tools' argument scanner (the product and the test-only SinkHarness).
         .target(name: "CommandArguments"),
         .target(name: "ReceiptSynth", dependencies: ["ReceiptModel", "COpenSSL", "CZstd"]),
@@ -40,7 +42,7 @@ let package = Package(
             name: "receiptflow",
             dependencies: [
                 "ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline", "ReceiptSynth",
-                "ReceiptJWS",
+                "ReceiptJWS", "ReceiptReport",
                 "COpenSSL",  // `receiptflow bench` measures the RSA ceiling through OpenSSL
                 "CommandArguments",
             ]
@@ -71,6 +73,7 @@ let package = Package(
         ),
         .testTarget(name: "ReceiptHistoryTests", dependencies: ["ReceiptHistory", "ReceiptModel", "ReceiptSink"]),
         .testTarget(name: "ReceiptJWSTests", dependencies: ["ReceiptTestSupport", "ReceiptJWS", "ReceiptVerify", "ReceiptModel", "ReceiptSynth"]),
+        .testTarget(name: "ReceiptReportTests", dependencies: ["ReceiptReport", "ReceiptModel", "ReceiptSink"]),
         .testTarget(name: "ReceiptSynthTests", dependencies: ["ReceiptTestSupport", "ReceiptSynth", "ReceiptDER", "ReceiptModel"]),
     ]
 )
