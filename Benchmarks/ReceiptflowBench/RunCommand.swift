@@ -91,8 +91,11 @@ func runBenchmark(_ args: [String]) -> Int32 {
         // Ceiling, end-to-end run, ceiling, end-to-end run, ..., ceiling: every run is bracketed by two ceiling
         // samples, so its ratio compares numbers taken within seconds of each other (this VM's speed drifts by 10 to
         // 40% between minutes).
+        // The plain C loop likewise brackets every export run, --no-history first, then the default export
+        // (history on), whose larger heap would otherwise count in the --no-history runs' peak RSS.
         let before = runCeiling(fixture, threads: o.threads, seconds: o.ceilingSeconds)
         var samples = [CeilingSample(before)]
+        var cLoops = [try runCLoop(corpus, threads: o.threads)]
         var e2e: [EndToEndResult] = []
         for k in 0..<o.repeats {
             e2e.append(
@@ -101,14 +104,26 @@ func runBenchmark(_ args: [String]) -> Int32 {
                     decompressedBytes: stages.decompressedBytes, copies: o.copies))
             if k < o.repeats - 1 {
                 samples.append(sampleCeiling(fixture, threads: o.threads, seconds: o.ceilingSeconds))
+                cLoops.append(try runCLoop(corpus, threads: o.threads))
             }
         }
         let after = runCeiling(fixture, threads: o.threads, seconds: o.ceilingSeconds)
         samples.append(CeilingSample(after))
+        cLoops.append(try runCLoop(corpus, threads: o.threads))
+        FileHandle.standardError.write(Data("the default export (history on) and the C loop...\n".utf8))
+        var defaultExport: [HistoryRun] = []
+        for _ in 0..<o.repeats {
+            defaultExport.append(
+                try runHistoryEndToEnd(
+                    corpus, threads: o.threads, outDir: o.out + "/e2e-history-parquet", copies: o.copies,
+                    history: true))
+            cLoops.append(try runCLoop(corpus, threads: o.threads))
+        }
+        try? FileManager.default.removeItem(atPath: o.out + "/e2e-history-parquet")
         let report = BenchReport(
             corpus: corpus, threads: o.threads, loadBefore: loadBefore, loadAfter: Measure.loadAverage(),
             ceilingBefore: before, ceilingAfter: after, ceilingSamples: samples, e2e: e2e, stages: stages,
-            copies: o.copies)
+            copies: o.copies, cLoops: cLoops, defaultExport: defaultExport)
         report.printTable()
         if let path = o.json {
             let data = try JSONSerialization.data(
