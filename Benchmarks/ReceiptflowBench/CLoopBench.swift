@@ -51,3 +51,14 @@ func pairedOverCLoop(_ runs: [(records: Int, wall: Double, cpu: Double)], _ loop
     }
     return (cpu, wall)
 }
+
+/// Refuses a C loop pass that did not do the export's work: it must read every record the export read, and check
+/// at least as many signatures as the export accepted (a baseline that skipped work would flatter the ratios'
+/// denominator, never the export).
+func checkCLoopCoverage(_ loops: [CLoopResult], records: Int, valid: Int) throws {
+    for l in loops where l.lines != records || l.signatureOK < valid {
+        throw BenchError(
+            "the C loop read \(l.lines) lines and verified \(l.signatureOK) signatures; the export read \(records) "
+                + "receipts and accepted \(valid)")
+    }
+}

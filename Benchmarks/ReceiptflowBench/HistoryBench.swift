@@ -198,7 +198,7 @@ func runHistoryBenchmark(_ args: [String]) -> Int32 {
             guard let t = try JSONSerialization.jsonObject(with: data) as? [String: Any],
                 let h = t[section] as? [String: Any]
             else { throw BenchError("\(check) has no \"\(section)\" section") }
-            printTargets(h, report)
+            printTargets(h) { (report[$0] as? NSNumber)?.doubleValue }
             var failures = 0
             for (bound, isMin) in [("min", true), ("max", false)] {
                 for (key, limit) in (h[bound] as? [String: Any] ?? [:]).sorted(by: { $0.key < $1.key }) {
@@ -228,12 +228,12 @@ func runHistoryBenchmark(_ args: [String]) -> Int32 {
     }
 }
 
-/// The section's goals (`target_min`, `target_max`) beside the measured values: printed, never failing the check.
-private func printTargets(_ section: [String: Any], _ report: [String: Any]) {
+/// A thresholds section's goals (`target_min`, `target_max`) beside the measured values (`value(key)`): printed,
+/// never failing the check.
+func printTargets(_ section: [String: Any], _ value: (String) -> Double?) {
     for (bound, isMin) in [("target_min", true), ("target_max", false)] {
         for (key, goal) in (section[bound] as? [String: Any] ?? [:]).sorted(by: { $0.key < $1.key }) {
-            guard let goal = (goal as? NSNumber)?.doubleValue, let v = (report[key] as? NSNumber)?.doubleValue
-            else { continue }
+            guard let goal = (goal as? NSNumber)?.doubleValue, let v = value(key) else { continue }
             let met = isMin ? v >= goal : v <= goal
             print(
                 (met ? "goal  " : "todo  ")

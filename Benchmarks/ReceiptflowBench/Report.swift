@@ -345,6 +345,7 @@ struct BenchReport {
     /// Compares the flattened JSON with `thresholds` (`{"min": {key: v}, "max": {key: v}}`); returns failures.
     func check(_ thresholds: [String: Any]) -> [String] {
         let flat = Self.flatten(json())
+        printTargets(thresholds) { flat[$0] }
         var failures: [String] = []
         for (bound, isMin) in [("min", true), ("max", false)] {
             for (key, limit) in (thresholds[bound] as? [String: Any] ?? [:]).sorted(by: { $0.key < $1.key }) {

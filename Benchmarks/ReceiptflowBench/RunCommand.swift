@@ -120,6 +120,7 @@ func runBenchmark(_ args: [String]) -> Int32 {
             cLoops.append(try runCLoop(corpus, threads: o.threads))
         }
         try? FileManager.default.removeItem(atPath: o.out + "/e2e-history-parquet")
+        try checkCLoopCoverage(cLoops, records: e2e[0].records / o.copies, valid: e2e[0].valid / o.copies)
         let report = BenchReport(
             corpus: corpus, threads: o.threads, loadBefore: loadBefore, loadAfter: Measure.loadAverage(),
             ceilingBefore: before, ceilingAfter: after, ceilingSamples: samples, e2e: e2e, stages: stages,
