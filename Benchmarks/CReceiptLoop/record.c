@@ -116,8 +116,11 @@ static long b64_decode(const uint8_t *s, const uint8_t *e, uint8_t *out) {
     return o - out;
 }
 
-int cloop_read_tlv(const uint8_t *p, const uint8_t *end, cloop_tlv *t) {
-    if (end - p < 2) return 0;
+/// Nesting limit of indefinite lengths and chunked strings: hostile input cannot exhaust the stack.
+#define MAX_DEPTH 32
+
+static int read_tlv(const uint8_t *p, const uint8_t *end, cloop_tlv *t, int depth) {
+    if (end - p < 2 || depth > MAX_DEPTH) return 0;
     t->start = p;
     t->tag = *p++;
     uint8_t l = *p++;
@@ -132,7 +135,7 @@ int cloop_read_tlv(const uint8_t *p, const uint8_t *end, cloop_tlv *t) {
                 return 1;
             }
             cloop_tlv child;
-            if (!cloop_read_tlv(p, end, &child)) return 0;
+            if (!read_tlv(p, end, &child, depth + 1)) return 0;
             p = child.end;
         }
     }
@@ -150,6 +153,8 @@ int cloop_read_tlv(const uint8_t *p, const uint8_t *end, cloop_tlv *t) {
     return 1;
 }
 
+int cloop_read_tlv(const uint8_t *p, const uint8_t *end, cloop_tlv *t) { return read_tlv(p, end, t, 0); }
+
 /// The next child of a constructed value whose children run up to `end`, with tag `tag`.
 static int next(const uint8_t **p, const uint8_t *end, uint8_t tag, cloop_tlv *t) {
     if (!cloop_read_tlv(*p, end, t) || t->tag != tag) return 0;
@@ -158,13 +163,13 @@ static int next(const uint8_t **p, const uint8_t *end, uint8_t tag, cloop_tlv *t
 }
 
 /// Hashes the content OCTET STRING, primitive or chunked (BER); returns 0 on a malformed chunk.
-static int digest_octets(EVP_MD_CTX *md, const cloop_tlv *s) {
+static int digest_octets(EVP_MD_CTX *md, const cloop_tlv *s, int depth) {
     if (s->tag == 0x04) return EVP_DigestUpdate(md, s->val, s->len);
-    if (s->tag != 0x24) return 0;
+    if (s->tag != 0x24 || depth > MAX_DEPTH) return 0;
     const uint8_t *p = s->val, *end = s->val + s->len;
     while (p < end) {
         cloop_tlv chunk;
-        if (!cloop_read_tlv(p, end, &chunk) || !digest_octets(md, &chunk)) return 0;
+        if (!cloop_read_tlv(p, end, &chunk) || !digest_octets(md, &chunk, depth + 1)) return 0;
         p = chunk.end;
     }
     return 1;
@@ -238,7 +243,7 @@ static void check_receipt(cloop_worker *w, const uint8_t *der, size_t n) {
     if (!EVP_DigestInit_ex2(w->md, w->shared->sha256, NULL) || !EVP_DigestUpdate(w->md, der, n) ||
         !EVP_DigestFinal_ex(w->md, receipt_digest, &dlen))
         return;
-    if (!EVP_DigestInit_ex2(w->md, md, NULL) || !digest_octets(w->md, &octets) ||
+    if (!EVP_DigestInit_ex2(w->md, md, NULL) || !digest_octets(w->md, &octets, 0) ||
         !EVP_DigestFinal_ex(w->md, digest, &dlen))
         return;
     if (has_attrs) {
