@@ -18,7 +18,7 @@ let historyUsage = """
     memory grows with the distinct purchases; beyond it, it stays flat: rss_nx_over_1x_all_spilled compares
     the two sizes both past the budget. --check reads the "history" section of a thresholds file.
 
-    --short is the CI form (about a minute on 2 cores, corpora included): --count 10000 --copies 4 --repeat 3
+    --short is the CI form (about 35 s of CPU time, making the corpora included): --count 10000 --copies 4 --repeat 3
     unless given, checked against the "history_short" section. A section's "target_min" and "target_max"
     are printed beside the measured values, as goals, without failing the check.
 

@@ -6,10 +6,11 @@ let runUsage = """
                              [--check FILE]
            receiptflow-bench parse | verify | sinks
 
-    run (the default): per-stage costs on one thread, end to end through ExportPipeline on all threads, and the
-    RSA-2048 ceiling on the same threads, over a generated corpus (made in --out if absent: 50,000 receipts,
-    seed 2, bad fraction 0.05). --check compares ratios and allocation counts with a thresholds file and exits
-    1 on a regression. --copies N makes each end-to-end run read the corpus N times in a row (N inputs), the
+    run (the default): per-stage costs on one thread, end to end through ExportPipeline on all threads
+    (--no-history, then the default export with the history on), and on the same threads a plain C loop doing
+    the work every record needs (Benchmarks/CReceiptLoop) and the RSA-2048 ceiling, over a generated corpus
+    (made in --out if absent: 50,000 receipts, seed 2, bad fraction 0.05). --check compares ratios and
+    allocation counts with a thresholds file, prints its goals beside, and exits 1 on a regression. --copies N makes each end-to-end run read the corpus N times in a row (N inputs), the
     steady state of a longer migration; the thresholds are set for the default, 1.
     """
 
