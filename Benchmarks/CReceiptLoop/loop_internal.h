@@ -52,7 +52,21 @@ typedef struct {
     const uint8_t *end;
 } cloop_tlv;
 
+/// Nesting limit of indefinite lengths and chunked strings: hostile input cannot exhaust the stack.
+#define CLOOP_MAX_DEPTH 32
+
+/// Reads the TLV at `p` (which must end by `end`); returns 0 when it is malformed or nests too deep.
 int cloop_read_tlv(const uint8_t *p, const uint8_t *end, cloop_tlv *t);
+/// Reads the next child of a constructed value whose children run up to `end`, which must have tag `tag`, and
+/// moves `*p` past it; returns 0 otherwise.
+int cloop_next(const uint8_t **p, const uint8_t *end, uint8_t tag, cloop_tlv *t);
+
+/// Finds the string value of the top-level receipt key (`receipt-data`, `receipt_data` or `receipt`) of a JSON
+/// line: [*vs, *ve). Returns 0 when there is none.
+int cloop_find_receipt(const char *s, const char *e, const char **vs, const char **ve);
+/// Decodes base64 inside a JSON string (`\/` is `/`; `\r`, `\n`, `\t` and spaces are skipped; padding ends it)
+/// into `out`, which holds at least 3 bytes per 4 input bytes plus 3. Returns the decoded length, or -1.
+long cloop_base64_decode(const uint8_t *s, const uint8_t *e, uint8_t *out);
 
 /// The chain entry for a certificates field (parsing and caching it on a miss), or NULL when it does not parse.
 cloop_chain *cloop_chain_for(cloop_worker *w, const uint8_t *certs, size_t len);
