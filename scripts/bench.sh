@@ -6,7 +6,7 @@
 #   scripts/bench.sh jws [receiptflow-bench jws options, e.g. --repeat 3 --peer]
 #   scripts/bench.sh history [receiptflow-bench history options]
 # The first form compares the export (--no-history and the default, history on) with a plain C loop doing the
-# work every record needs over the same corpus. The second is the JWS export against OpenSSL's ES256 check (a
+# work every record needs over the same corpus. The second is the JWS export against a plain C loop for JWS (a
 # corpus of about 10,000 JWS made in bench-out/ on the first run), written to bench-out/jws.json and checked against
 # the "jws" section of the thresholds. The third is the purchase history's cost on short corpora (10,000 and 40,000
 # receipts, made on the first run), written to bench-out/history.json and checked against "history_short".

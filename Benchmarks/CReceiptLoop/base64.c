@@ -1,4 +1,4 @@
-// Base64 decoding of the receipt field, JSON escapes included.
+// Base64 decoding of the receipt field (JSON escapes included) and of JWS segments (base64url).
 #include "loop_internal.h"
 
 #include <string.h>
@@ -10,6 +10,9 @@ void cloop_init_tables(void) {
     static const char *alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     memset(b64, 64, sizeof b64);
     for (int i = 0; i < 64; i++) b64[(uint8_t)alphabet[i]] = (uint8_t)i;
+    // The base64url alphabet's two letters, for JWS.
+    b64['-'] = 62;
+    b64['_'] = 63;
 }
 
 long cloop_base64_decode(const uint8_t *s, const uint8_t *e, uint8_t *out) {

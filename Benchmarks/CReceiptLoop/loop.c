@@ -29,14 +29,18 @@ typedef struct {
     int done;
 } queue;
 
+typedef void (*line_work)(cloop_worker *, const char *, size_t);
+
 typedef struct {
     queue *q;
     cloop_worker *w;
+    line_work process;
 } worker_arg;
 
 static void *work(void *arg) {
     queue *q = ((worker_arg *)arg)->q;
     cloop_worker *w = ((worker_arg *)arg)->w;
+    line_work process = ((worker_arg *)arg)->process;
     for (;;) {
         pthread_mutex_lock(&q->lock);
         while (q->full_count == 0 && !q->done) pthread_cond_wait(&q->changed, &q->lock);
@@ -56,7 +60,7 @@ static void *work(void *arg) {
             const char *stop = nl ? nl : end;
             if (stop > p) {
                 w->counts.lines++;
-                cloop_record(w, p, (size_t)(stop - p));
+                process(w, p, (size_t)(stop - p));
             }
             p = stop + 1;
         }
@@ -149,7 +153,8 @@ static int read_blocks(FILE *f, queue *q) {
     return status;
 }
 
-int rf_cloop_run(const char *path, const uint8_t *root_der, size_t root_len, int threads, rf_cloop_result *out) {
+static int run(const char *path, const uint8_t *root_der, size_t root_len, int threads, rf_cloop_result *out,
+               line_work process) {
     memset(out, 0, sizeof *out);
     if (threads < 1) threads = 1;
     FILE *f = fopen(path, "rb");
@@ -185,7 +190,8 @@ int rf_cloop_run(const char *path, const uint8_t *root_der, size_t root_len, int
     for (int t = 0; t < threads; t++) {
         workers[t].shared = &shared;
         workers[t].md = EVP_MD_CTX_new();
-        args[t] = (worker_arg){&q, &workers[t]};
+        workers[t].verify = EVP_MD_CTX_new();
+        args[t] = (worker_arg){&q, &workers[t], process};
         pthread_create(&ids[t], NULL, work, &args[t]);
     }
     int status = read_blocks(f, &q);
@@ -199,7 +205,10 @@ int rf_cloop_run(const char *path, const uint8_t *root_der, size_t root_len, int
         out->valid += w->counts.valid;
         out->chain_checks += w->counts.chain_checks;
         for (int i = 0; i < w->cached; i++) cloop_chain_free(&w->cache[i]);
+        for (int i = 0; i < w->jws_cached; i++) cloop_jws_chain_free(&w->jws_cache[i]);
+        for (int i = 0; i < 4; i++) free(w->jws_buf[i]);
         EVP_MD_CTX_free(w->md);
+        EVP_MD_CTX_free(w->verify);
         free(w->der);
     }
     for (int i = 0; i <= QUEUE_SLOTS; i++) free(blocks[i].data);
@@ -214,4 +223,12 @@ int rf_cloop_run(const char *path, const uint8_t *root_der, size_t root_len, int
     EVP_MD_free(shared.sha1);
     EVP_MD_free(shared.sha256);
     return status;
+}
+
+int rf_cloop_run(const char *path, const uint8_t *root_der, size_t root_len, int threads, rf_cloop_result *out) {
+    return run(path, root_der, root_len, threads, out, cloop_record);
+}
+
+int rf_cloop_run_jws(const char *path, const uint8_t *root_der, size_t root_len, int threads, rf_cloop_result *out) {
+    return run(path, root_der, root_len, threads, out, cloop_jws_record);
 }

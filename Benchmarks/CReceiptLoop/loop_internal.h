@@ -29,7 +29,16 @@ typedef struct {
     EVP_PKEY_CTX *ctx_sha256[CLOOP_MAX_CERTS];
 } cloop_chain;
 
-/// One worker thread's state: its chain cache, digest context, scratch buffer and counts.
+/// One distinct JWS header (its base64url text, the key): the leaf's key when the algorithm is ES256 and the
+/// certificates parse, and whether they chain to the anchor.
+typedef struct {
+    char *header;
+    size_t len;
+    EVP_PKEY *key;
+    int trusted;
+} cloop_jws_chain;
+
+/// One worker thread's state: its chain caches, digest contexts, scratch buffers and counts.
 #define CLOOP_CACHE_SIZE 64
 typedef struct {
     const cloop_shared *shared;
@@ -39,6 +48,13 @@ typedef struct {
     EVP_MD_CTX *md;
     uint8_t *der;
     size_t der_cap;
+    cloop_jws_chain jws_cache[CLOOP_CACHE_SIZE];
+    int jws_cached;
+    int jws_next_evict;
+    /// The decoded JWS header, payload (top level and nested) and signature.
+    uint8_t *jws_buf[4];
+    size_t jws_cap[4];
+    EVP_MD_CTX *verify;
     rf_cloop_result counts;
 } cloop_worker;
 
@@ -64,6 +80,10 @@ int cloop_next(const uint8_t **p, const uint8_t *end, uint8_t tag, cloop_tlv *t)
 /// Finds the string value of the top-level receipt key (`receipt-data`, `receipt_data` or `receipt`) of a JSON
 /// line: [*vs, *ve). Returns 0 when there is none.
 int cloop_find_receipt(const char *s, const char *e, const char **vs, const char **ve);
+/// The value (its first byte, after any spaces) of the top-level key `key` of the JSON object at `s`, or NULL.
+const char *cloop_top_level_value(const char *s, const char *e, const char *key);
+/// The closing quote of the JSON string whose contents start at `s`, or NULL.
+const char *cloop_string_end(const char *s, const char *e);
 /// Decodes base64 inside a JSON string (`\/` is `/`; `\r`, `\n`, `\t` and spaces are skipped; padding ends it)
 /// into `out`, which holds at least 3 bytes per 4 input bytes plus 3. Returns the decoded length, or -1.
 long cloop_base64_decode(const uint8_t *s, const uint8_t *e, uint8_t *out);
@@ -81,7 +101,10 @@ void cloop_chain_free(cloop_chain *c);
 
 /// Fills the base64 table; called once before the workers start.
 void cloop_init_tables(void);
-/// Processes one NDJSON line.
+/// Processes one NDJSON line of receipts.
 void cloop_record(cloop_worker *w, const char *line, size_t len);
+/// Processes one NDJSON line of JWS.
+void cloop_jws_record(cloop_worker *w, const char *line, size_t len);
+void cloop_jws_chain_free(cloop_jws_chain *c);
 
 #endif

@@ -21,15 +21,28 @@ struct CLoopResult {
 }
 
 func runCLoop(_ corpus: Corpus, threads: Int) throws -> CLoopResult {
+    try measureCLoop(path: corpus.path, root: corpus.rootDER, threads: threads) { rf_cloop_run($0, $1, $2, $3, $4) }
+}
+
+/// The JWS counterpart (`rf_cloop_run_jws`): every JWS of every line hashed, its header's chain checked (cached),
+/// its payload decoded and its ES256 signature checked through OpenSSL, the JWS a notification nests included.
+func runCLoopJWS(_ corpus: JWSCorpus, threads: Int) throws -> CLoopResult {
+    try measureCLoop(path: corpus.path, root: corpus.rootDER, threads: threads) {
+        rf_cloop_run_jws($0, $1, $2, $3, $4)
+    }
+}
+
+private func measureCLoop(
+    path: String, root: [UInt8], threads: Int,
+    _ run: (String, UnsafePointer<UInt8>?, Int, Int32, UnsafeMutablePointer<rf_cloop_result>) -> Int32
+) throws -> CLoopResult {
     var r = rf_cloop_result()
     let c0 = Measure.processCPU()
     let t0 = Measure.wall()
-    let status = corpus.rootDER.withUnsafeBufferPointer { root in
-        rf_cloop_run(corpus.path, root.baseAddress, root.count, Int32(threads), &r)
-    }
+    let status = root.withUnsafeBufferPointer { root in run(path, root.baseAddress, root.count, Int32(threads), &r) }
     let wall = Measure.wall() - t0
     let cpu = Measure.processCPU() - c0
-    guard status == 0 else { throw BenchError("the C loop could not read \(corpus.path) or its trust anchor") }
+    guard status == 0 else { throw BenchError("the C loop could not read \(path) or its trust anchor") }
     return CLoopResult(
         lines: Int(r.lines), decoded: Int(r.decoded), walked: Int(r.walked), signatureOK: Int(r.signature_ok),
         valid: Int(r.valid), chainChecks: Int(r.chain_checks), wallSeconds: wall, cpuSeconds: cpu)

@@ -28,4 +28,11 @@ typedef struct {
 /// does not parse.
 int rf_cloop_run(const char *path, const uint8_t *root_der, size_t root_len, int threads, rf_cloop_result *out);
 
+/// The same for a zstd NDJSON corpus of StoreKit 2 / App Store Server JWS: every JWS of each line (the record
+/// field, a notification body's `signedPayload` and the transaction and renewal info its data nests, a page's
+/// `signedTransactions`) is hashed (SHA-256 of its text), its header decoded and its `x5c` chain checked (cached
+/// per distinct header), its payload decoded, and its ES256 signature checked (`EVP_DigestVerify`). The counts:
+/// `decoded` JWS met, `walked` with a usable key and payload, `signature_ok`, `valid` (and chaining).
+int rf_cloop_run_jws(const char *path, const uint8_t *root_der, size_t root_len, int threads, rf_cloop_result *out);
+
 #endif
