@@ -22,6 +22,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Counts heap allocations by interposing malloc; linked only into the benchmark.
         .target(name: "CMallocCount", path: "Sources/CMallocCount"),
+        // The benchmark's plain C loop: the unavoidable work per record, the baseline of the export's gates.
+        .target(name: "CReceiptLoop", dependencies: ["COpenSSL", "CZstd"], path: "Benchmarks/CReceiptLoop"),
         // Kernels chosen at run time: AVX2 for base64 blocks and JSON string runs (ReceiptIO keeps the logic), and a
         // two-lane SHA-256 with the SHA extensions (ReceiptVerify's ContentHasher, for receipt_sha256).
         .target(name: "CSIMD", path: "Sources/CSIMD"),
@@ -51,7 +53,7 @@ let package = Package(
             name: "ReceiptflowBench",
             dependencies: [
                 "ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline", "ReceiptSynth",
-                "ReceiptHistory", "ReceiptJWS", "CMallocCount", "COpenSSL", "CZstd",
+                "ReceiptHistory", "ReceiptJWS", "CMallocCount", "COpenSSL", "CZstd", "CReceiptLoop",
             ],
             path: "Benchmarks/ReceiptflowBench"
         ),
