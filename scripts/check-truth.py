@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Compares a `receiptflow export` output folder with a generator truth file (data/README.md).
 
-    scripts/check-truth.py OUT_DIR TRUTH_FILE [--format csv|parquet]
+    scripts/check-truth.py OUT_DIR TRUTH_FILE [--format csv|parquet] [--csv-raw]
 
 Reads receipts.<ext> and transactions.<ext>, or the folders of a run written in parts (receipts/part-*.<ext>),
 with the standard library for CSV and pyarrow for Parquet, and checks, per record: line, record_id, status,
 error_code and every receipt column the truth names (and jws_index and record_kind for a truth made with
 `generate --jws`, one line per JWS) (device_hash_matches too for a truth made with
 `generate --device-ids`, exported with `--device-id-field device_id`); for status-0 records, every transaction. Prints the first
-mismatches and exits 1 when there are any.
+mismatches and exits 1 when there are any. A CSV string cell is compared with the truth's text as the contract says
+CSV writes it: with a leading apostrophe when it begins like a spreadsheet formula, unless the export was made with
+`--csv-raw` (give it here too).
 """
 import csv
 import datetime
@@ -54,6 +56,15 @@ def csv_value(v, kind):
     return v
 
 
+# docs/contract.md, Formats: a CSV string cell beginning with one of these gets a leading apostrophe.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_text(v):
+    """The truth's text as a CSV cell holds it (without --csv-raw)."""
+    return "'" + v if isinstance(v, str) and v.startswith(FORMULA_START) else v
+
+
 def parquet_value(v, kind):
     if v is None:
         return None
@@ -87,6 +98,9 @@ def read_table(out_dir, name, fmt):
 def main():
     args = sys.argv[1:]
     fmt = "csv"
+    raw = "--csv-raw" in args
+    if raw:
+        args.remove("--csv-raw")
     if "--format" in args:
         i = args.index("--format")
         fmt = args[i + 1]
@@ -98,6 +112,8 @@ def main():
     truth = read_truth(truth_path)
     receipts, value = read_table(out_dir, "receipts", fmt)
     transactions, _ = read_table(out_dir, "transactions", fmt)
+    # What a string of the truth looks like in the output.
+    text = csv_text if fmt == "csv" and not raw else (lambda v: v)
     # A JWS truth (`generate --jws`) has a line per JWS: rows and transactions are keyed by (line, jws_index).
     jws = bool(truth) and "jws_index" in truth[0]
 
@@ -113,13 +129,13 @@ def main():
         problems.append(f"{len(receipts)} receipt rows for {len(truth)} truth records")
     for row, t in zip(receipts, truth):
         where = f"line {t['line']} ({t['kind']})"
-        checks = [("line", int(row["line"]), t["line"]), ("record_id", row["record_id"] or None, t["id"]),
+        checks = [("line", int(row["line"]), t["line"]), ("record_id", row["record_id"] or None, text(t["id"])),
                   ("status", int(row["status"]), t["status"]), ("error_code", row["error_code"] or None, t["error_code"])]
-        checks += [(c, value(row[c], k), t[c]) for c, k in RECEIPT_COLUMNS.items()]
+        checks += [(c, value(row[c], k), text(t[c]) if k == "str" else t[c]) for c, k in RECEIPT_COLUMNS.items()]
         if jws:
             where = f"line {t['line']} jws_index {t['jws_index']} ({t['kind']})"
             checks += [("jws_index", value(row["jws_index"], "int"), t["jws_index"]),
-                       ("record_kind", row["record_kind"], t["record_kind"])]
+                       ("record_kind", row["record_kind"], text(t["record_kind"]))]
         if "device_hash_matches" in t:
             # `generate --device-ids`, exported with `--device-id-field device_id`.
             checks.append(("device_hash_matches", value(row.get("device_hash_matches"), "bool"),
@@ -128,7 +144,8 @@ def main():
             got = by_line.get((t["line"], t.get("jws_index")), [])
             checks.append(("transactions", len(got), len(t["transactions"])))
             for n, (g, e) in enumerate(zip(got, t["transactions"])):
-                checks += [(f"transactions[{n}].{c}", value(g[c], k), e[c]) for c, k in TRANSACTION_COLUMNS.items()]
+                checks += [(f"transactions[{n}].{c}", value(g[c], k), text(e[c]) if k == "str" else e[c])
+                           for c, k in TRANSACTION_COLUMNS.items()]
         problems += [f"{where}: {c} is {got!r}, expected {want!r}" for c, got, want in checks if got != want]
     expected_tx = sum(len(t["transactions"]) for t in truth if t["status"] == 0)
     if len(transactions) != expected_tx:

@@ -223,10 +223,18 @@ extension BERReader {
         case BERTag.utf8String, BERTag.ia5String, BERTag.printableString: break
         default: throw ReceiptError(.malformedAttribute, at: slot.start, "a string attribute has another type")
         }
-        guard isValidText(e.content) else {
-            throw ReceiptError(.malformedAttribute, at: slot.start, "a string attribute is not valid UTF-8 text")
-        }
+        guard isValidText(e.content) else { throw invalidText(e.content, at: slot.start) }
         return e.content
+    }
+
+    /// Why a string attribute that `isValidText` refused is not text: a NUL character (U+0000, which UTF-8
+    /// allows but no receipt field holds), or bytes that are not UTF-8.
+    @inline(never)
+    func invalidText(_ r: Range<Int>, at start: Int) -> ReceiptError {
+        if bytes[r].contains(0) {
+            return ReceiptError(.malformedAttribute, at: start, "a string attribute holds a NUL character (U+0000)")
+        }
+        return ReceiptError(.malformedAttribute, at: start, "a string attribute is not valid UTF-8 text")
     }
 
     /// `UTF8Check.isValidText` of `r`, with strings of up to 32 octets (nearly all in receipts) checked inline as

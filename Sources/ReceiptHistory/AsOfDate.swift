@@ -50,7 +50,7 @@ public enum AsOfDate {
             return nil
         }
         guard i == b.count else { return nil }
-        let seconds = day * 86_400 + Int64(h * 3600 + mi * 60 + min(s, 59)) - Int64(offset * 60)
+        let seconds = day * 86_400 + Int64(h * 3600 + mi * 60 + s) - Int64(offset * 60)
         return seconds * 1000 + Int64(millis)
     }
 }

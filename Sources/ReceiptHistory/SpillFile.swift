@@ -6,21 +6,31 @@
 
 /// An append-only spill file with a write buffer. A short write (ENOSPC, EDQUOT) becomes a `HistoryError`
 /// that names the full disk.
+///
+/// The file is open only while a full buffer is written: a store appends to one file per partition, and holding
+/// them all open would cost a descriptor each for the whole run (64 or more, beyond a `ulimit -n` of 64 with the
+/// rest of the run). One `open` per buffer of 64 KB or more costs nothing next to the write.
 final class SpillAppender {
     let path: String
-    private var fd: Int32
     private var buffer: [UInt8] = []
     private let limit: Int
     private(set) var bytesWritten: Int64 = 0
 
+    /// Creates the file (empty when it is new; appended to when it exists).
     init(path: String, bufferBytes: Int = 64 << 10) throws(HistoryError) {
         self.path = path
         limit = bufferBytes
-        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        if fd < 0 { throw HistoryError.system("cannot create the history spill file", path) }
+        let fd = try Self.open(path)
+        Glibc.close(fd)
     }
 
-    deinit { if fd >= 0 { Glibc.close(fd) } }
+    private static func open(_ path: String) throws(HistoryError) -> Int32 {
+        while true {
+            let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+            if fd >= 0 { return fd }
+            if errno != EINTR { throw HistoryError.system("cannot create the history spill file", path) }
+        }
+    }
 
     func append(_ bytes: [UInt8]) throws(HistoryError) {
         buffer.append(contentsOf: bytes)
@@ -29,6 +39,7 @@ final class SpillAppender {
 
     func flush() throws(HistoryError) {
         guard !buffer.isEmpty else { return }
+        let fd = try Self.open(path)
         var done = 0
         let count = buffer.count
         var failure: Int32 = 0
@@ -43,6 +54,8 @@ final class SpillAppender {
                 done += n
             }
         }
+        // A file system may report a failed write only when the file is closed (NFS).
+        if Glibc.close(fd) != 0 && failure == 0 && errno != EINTR { failure = errno }
         bytesWritten += Int64(count)
         buffer.removeAll(keepingCapacity: true)
         if failure != 0 {
@@ -51,15 +64,13 @@ final class SpillAppender {
         }
     }
 
-    /// Flushes, syncs when asked (a part's spill must survive a crash once the part is committed) and closes.
+    /// Flushes and, when asked, syncs (a part's spill must survive a crash once the part is committed).
     func close(sync: Bool) throws(HistoryError) {
         try flush()
-        if sync && fsync(fd) != 0 && errno != EINVAL { throw HistoryError.system("cannot sync", path) }
-        if Glibc.close(fd) != 0 {
-            fd = -1
-            throw HistoryError.system("cannot close", path)
-        }
-        fd = -1
+        guard sync else { return }
+        let fd = try Self.open(path)
+        defer { Glibc.close(fd) }
+        if fsync(fd) != 0 && errno != EINVAL { throw HistoryError.system("cannot sync", path) }
     }
 }
 

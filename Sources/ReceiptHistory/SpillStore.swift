@@ -5,8 +5,12 @@ import Foundation
 /// Records go to the current *segment* (a folder of partition files `p-NNN.run`). A resumable run seals one
 /// segment per committed part; a plain run has one. `reduce` then merges every segment partition by partition:
 /// each partition is read back into memory and merged by key (a partition larger than the budget is split again
-/// with another hash seed), sorted into a run file, and the runs are merged in row order. Memory stays within
-/// about the budget plus one read buffer per run.
+/// with another hash seed), sorted into a run file, and the runs are merged in row order, at most `fanIn` at a time:
+/// more runs than that are merged in passes, each pass merging groups of `fanIn` runs into one, until one pass can
+/// merge them all. Every spilled byte is thus read a bounded number of times (one pass per factor of `fanIn` in the
+/// number of runs), and the rows are those of a single merge: keys are distinct across runs, so the order is total.
+/// Memory stays within about the budget plus one read buffer per run merged at once; descriptors within the fan-in
+/// plus one (a spill file is open only while a buffer is written to it).
 final class SpillStore<R: SpillRecord> {
     static var partitionCount: Int { 64 }
 
@@ -22,11 +26,15 @@ final class SpillStore<R: SpillRecord> {
     /// Bytes written to spill files so far (segments, re-partitions and sorted runs).
     private(set) var spilledBytes: Int64 = 0
     private var workCounter = 0
+    /// How many runs one merge reads at once; nil: from the descriptor limit when the merge starts
+    /// (`DescriptorBudget`). Tests set a small one.
+    let fanIn: Int?
 
-    init(segment: String, workDirectory: String, budget: Int) {
+    init(segment: String, workDirectory: String, budget: Int, fanIn: Int? = nil) {
         self.segment = segment
         self.workDirectory = workDirectory
         self.budget = max(budget, 1 << 16)
+        self.fanIn = fanIn.map { max($0, DescriptorBudget.minimumFanIn) }
         appenders = Array(repeating: nil, count: Self.partitionCount)
     }
 
@@ -124,7 +132,7 @@ final class SpillStore<R: SpillRecord> {
             }
             try reducePartition(files, seed: 1, depth: 0, into: &runs)
         }
-        try mergeRuns(runs, emit)
+        try mergeRuns(runs, fanIn: fanIn ?? DescriptorBudget.mergeFanIn(), emit)
     }
 
     /// Merges the records of `files` by key and writes them sorted as one run; when they do not fit the budget,
@@ -218,8 +226,45 @@ final class SpillStore<R: SpillRecord> {
         return workDirectory + "/w-\(workCounter).run"
     }
 
-    /// The k-way merge of sorted runs, through a binary heap of their heads.
-    private func mergeRuns(_ runs: [String], _ emit: (R) throws(HistoryError) -> Void) throws(HistoryError) {
+    /// Merges sorted runs into `emit`, at most `fanIn` at a time: while there are more, each group of `fanIn`
+    /// consecutive runs is merged into a new run (a pass), so that a run's bytes are read once per pass.
+    private func mergeRuns(_ initial: [String], fanIn: Int, _ emit: (R) throws(HistoryError) -> Void)
+        throws(HistoryError)
+    {
+        var runs = initial
+        while runs.count > fanIn {
+            var next: [String] = []
+            next.reserveCapacity((runs.count + fanIn - 1) / fanIn)
+            var start = 0
+            while start < runs.count {
+                let group = Array(runs[start..<min(start + fanIn, runs.count)])
+                start += fanIn
+                guard group.count > 1 else {
+                    next.append(group[0])
+                    continue
+                }
+                let merged = try SpillAppender(path: nextWorkName(), bufferBytes: 256 << 10)
+                var w = SpillWriter()
+                try merge(group) { r throws(HistoryError) in
+                    appendFramed(r, into: &w)
+                    if w.bytes.count >= 256 << 10 {
+                        try merged.append(w.bytes)
+                        spilledBytes += Int64(w.bytes.count)
+                        w.bytes.removeAll(keepingCapacity: true)
+                    }
+                }
+                try merged.append(w.bytes)
+                spilledBytes += Int64(w.bytes.count)
+                try merged.close(sync: false)
+                next.append(merged.path)
+            }
+            runs = next
+        }
+        try merge(runs, emit)
+    }
+
+    /// The k-way merge of sorted runs, through a binary heap of their heads; the runs are removed after it.
+    private func merge(_ runs: [String], _ emit: (R) throws(HistoryError) -> Void) throws(HistoryError) {
         var scanners: [SpillScanner<R>] = []
         var heap: [(R, Int)] = []
         for path in runs {

@@ -13,6 +13,8 @@ public struct InputError: Error, Sendable, Equatable, CustomStringConvertible {
         case cannotRead
         /// The content is of a kind receiptflow does not read (`reason`: what it looks like, e.g. "bzip2 data").
         case unsupportedContent
+        /// The content is UTF-16 or UTF-32 text (`reason`: the encoding as `iconv` names it, e.g. `UTF-16LE`).
+        case wideText
         /// The decompressor could not be started (`reason`: why).
         case decoderUnavailable
         /// The compressed data ends early.
@@ -58,6 +60,17 @@ public struct InputError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unsupportedContent:
             return "input \(name) is \(reason ?? "of an unknown kind"), which receiptflow cannot read; "
                 + "give NDJSON or base64 text, plain or compressed with gzip or zstd"
+        case .wideText:
+            let encoding = reason ?? "UTF-16"
+            let form =
+                switch encoding {
+                case "UTF-16LE": "UTF-16 text (little-endian, without a byte-order mark)"
+                case "UTF-16BE": "UTF-16 text (big-endian, without a byte-order mark)"
+                default: "\(encoding) text (with a byte-order mark)"
+                }
+            let file = input == "-" ? "FILE" : name
+            return "input \(name) is \(form), and receiptflow reads UTF-8 text only: convert it first "
+                + "(`iconv -f \(encoding) -t UTF-8 \(file) > converted.ndjson`) and export the converted file"
         case .decoderUnavailable: return "cannot start \(format) decompression of \(name)\(why)"
         case .truncated:
             return compression == .zstd

@@ -1,6 +1,6 @@
 /// Tells, from the first bytes of an input (after decompression), whether it is something receiptflow cannot
-/// read: another compression or archive format, or binary data. Such an input fails the run with a message
-/// naming what was found, instead of becoming rows of `invalid_base64`.
+/// read: another compression or archive format, text in UTF-16 or UTF-32, or binary data. Such an input fails the
+/// run with a message naming what was found, instead of becoming rows of `invalid_base64`.
 public enum InputSniffer {
     /// How many leading bytes are checked.
     public static let window = 1024
@@ -29,6 +29,31 @@ public enum InputSniffer {
             }
             i += length
         }
+        return nil
+    }
+
+    /// The encoding of `head` (the first bytes of an input) when it is UTF-16 or UTF-32 text, by the name `iconv`
+    /// takes: `UTF-16` or `UTF-32` after a byte-order mark (which says the byte order), `UTF-16LE` or `UTF-16BE`
+    /// without one (text mostly in the ASCII range has a zero in every other byte). Nil for anything else: UTF-8
+    /// text has no zero bytes and cannot begin with `FF FE` or `FE FF`.
+    public static func wideTextEncoding(_ head: UnsafeRawBufferPointer) -> String? {
+        let h = UnsafeRawBufferPointer(rebasing: head[0..<min(head.count, window)])
+        func starts(_ magic: [UInt8]) -> Bool { h.count >= magic.count && zip(h, magic).allSatisfy { $0 == $1 } }
+        if starts([0xFF, 0xFE, 0x00, 0x00]) || starts([0x00, 0x00, 0xFE, 0xFF]) { return "UTF-32" }
+        if starts([0xFF, 0xFE]) || starts([0xFE, 0xFF]) { return "UTF-16" }
+        // Without a mark: at least four characters, nine in ten of them a non-zero byte beside a zero one.
+        let pairs = h.count / 2
+        guard pairs >= 4 else { return nil }
+        var little = 0
+        var big = 0
+        for k in 0..<pairs {
+            let a = h[2 * k]  // 2k + 1 < h.count: in range
+            let b = h[2 * k + 1]
+            if a != 0 && b == 0 { little += 1 }
+            if a == 0 && b != 0 { big += 1 }
+        }
+        if little * 10 >= pairs * 9 { return "UTF-16LE" }
+        if big * 10 >= pairs * 9 { return "UTF-16BE" }
         return nil
     }
 

@@ -43,7 +43,11 @@ public final class RecordReader {
     private var carry: UnsafeMutableRawPointer? = nil
     private var carryCount = 0
     private var line = 1
+    /// A line longer than `maxRecordSize` is being dropped up to its newline...
     private var skipping = false
+    /// ...and is so far only blanks: it becomes a blank line at its end, or a `tooLarge` record at its first other
+    /// byte.
+    private var skippingBlank = false
     private var ended = false
     /// The first bytes of the stream until they are checked (`InputSniffer`); nil once they were.
     private var head: [UInt8]?
@@ -98,6 +102,25 @@ public final class RecordReader {
             while scanned < filled {
                 // In range: scanned < filled <= cap.
                 let nl = memchr(buf + scanned, 0x0A, filled - scanned)
+                if skipping && skippingBlank {
+                    let end = nl.map { buf.distance(to: UnsafeMutableRawPointer($0)) } ?? filled
+                    if !Self.isBlank(buf, scanned, end) {
+                        // Not blank after all: the line is too large.
+                        skippingBlank = false
+                        if line > skipThroughLine {
+                            batch.records.append(RecordSpan(offset: lineStart, length: 0, line: line, tooLarge: true))
+                        }
+                        if batch.records.count == maxRecords {
+                            // The rest of the line (and what follows its newline) is carried to the next batch,
+                            // which goes on skipping it.
+                            full = true
+                            break scanning
+                        }
+                    } else if nl != nil {
+                        if line > skipThroughLine { batch.blankLines += 1 }
+                        skippingBlank = false
+                    }
+                }
                 if skipping {
                     guard let nl else {
                         // Drop the skipped bytes so that the buffer space can be read into again.
@@ -119,7 +142,9 @@ public final class RecordReader {
                     scanned = filled
                     // A line may be one byte over the limit while still unfinished: its last byte may be a `\r`.
                     if filled - lineStart > maxSize + 1 {
-                        if line > skipThroughLine {
+                        // A line of only blanks makes no record, whatever its length.
+                        skippingBlank = Self.isBlank(buf, lineStart, filled)
+                        if line > skipThroughLine && !skippingBlank {
                             batch.records.append(RecordSpan(offset: lineStart, length: 0, line: line, tooLarge: true))
                         }
                         skipping = true
@@ -156,16 +181,19 @@ public final class RecordReader {
         } else {
             // The end of the source: the last line may lack its newline.
             if skipping {
-                // A too-large last line without a newline: its record is out, so the line is done.
+                // A too-large last line without a newline: its record is out (or it was blank), so the line is done.
+                if skippingBlank && line > skipThroughLine { batch.blankLines += 1 }
                 line += 1
             } else if filled > lineStart {
                 cut(batch, buf, lineStart, filled)
             }
             skipping = false
+            skippingBlank = false
         }
         batch.inputBytes = source.bytesConsumed - consumedBefore
-        // A line being skipped as too large already has its record; otherwise the counter is one past the last line.
-        batch.endLine = max(skipping ? line : line - 1, 0)
+        // A line being skipped as too large already has its record; otherwise (a blank one being skipped included:
+        // it is counted where it ends) the counter is one past the last line.
+        batch.endLine = max(skipping && !skippingBlank ? line : line - 1, 0)
         batch.format = format ?? .base64
         return !batch.records.isEmpty || batch.blankLines > 0 || batch.inputBytes > 0 || !ended || carryCount > 0
     }
@@ -180,6 +208,9 @@ public final class RecordReader {
             return
         }
         head = nil
+        if let encoding = bytes.withUnsafeBytes({ InputSniffer.wideTextEncoding($0) }) {
+            throw InputError(.wideText, input: name, reason: encoding)
+        }
         let problem = bytes.withUnsafeBytes { InputSniffer.problem($0) }
         if let problem {
             throw InputError(.unsupportedContent, input: name, reason: problem)
@@ -202,25 +233,36 @@ public final class RecordReader {
         // In range: start <= e - 1 < end <= capacity.
         if e > start && buf.load(fromByteOffset: e - 1, as: UInt8.self) == 0x0D { e -= 1 }
         let emit = line > skipThroughLine
-        if e - start > options.maxRecordSize {
-            if emit { batch.records.append(RecordSpan(offset: start, length: 0, line: line, tooLarge: true)) }
+        let i = Self.firstNonBlank(buf, start, e)
+        if i == e {
+            // Blank whatever its length: a blank line longer than the limit is not a record either.
+            if emit { batch.blankLines += 1 }
             return
         }
-        var i = start
-        // In range: i < e <= capacity. Blank means only spaces, tabs and carriage returns.
-        while i < e {
-            let b = buf.load(fromByteOffset: i, as: UInt8.self)
-            if b != 0x20 && b != 0x09 && b != 0x0D { break }
-            i += 1
-        }
-        if i == e {
-            if emit { batch.blankLines += 1 }
+        if e - start > options.maxRecordSize {
+            if emit { batch.records.append(RecordSpan(offset: start, length: 0, line: line, tooLarge: true)) }
             return
         }
         if format == nil {
             format = buf.load(fromByteOffset: i, as: UInt8.self) == UInt8(ascii: "{") ? .ndjson : .base64
         }
         if emit { batch.records.append(RecordSpan(offset: start, length: e - start, line: line)) }
+    }
+
+    /// The offset of the first byte in `buf[start..<end]` that is not blank (a space, a tab or a carriage return),
+    /// `end` when there is none. In range: the callers' `end` is at most the buffer's filled count.
+    private static func firstNonBlank(_ buf: UnsafeMutableRawPointer, _ start: Int, _ end: Int) -> Int {
+        var i = start
+        while i < end {
+            let b = buf.load(fromByteOffset: i, as: UInt8.self)
+            if b != 0x20 && b != 0x09 && b != 0x0D { return i }
+            i += 1
+        }
+        return end
+    }
+
+    private static func isBlank(_ buf: UnsafeMutableRawPointer, _ start: Int, _ end: Int) -> Bool {
+        firstNonBlank(buf, start, end) == end
     }
 
     private func carryTail(_ from: UnsafeMutableRawPointer, _ count: Int, capacity: Int) {

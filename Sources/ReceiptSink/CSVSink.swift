@@ -1,18 +1,21 @@
 import ReceiptModel
 
-/// `--format csv`: `receipts.csv`, `transactions.csv` and `renewals.csv` (CSVEncoder's dialect).
+/// `--format csv`: `receipts.csv`, `transactions.csv` and `renewals.csv` (CSVEncoder's dialect; `raw`: string cells
+/// byte for byte, formulas included).
 public final class CSVSink: BatchSink {
+    private let raw: Bool
     private let receipts: OutputFile
     private let transactions: OutputFile
     private let renewals: OutputFile
     private var scratch: [UInt8] = []
     private var done = false
 
-    public convenience init(directory: String, unit: CommitUnit? = nil) throws(SinkError) {
-        try self.init(files: .single(directory, .csv, unit: unit))
+    public convenience init(directory: String, raw: Bool = false, unit: CommitUnit? = nil) throws(SinkError) {
+        try self.init(files: .single(directory, .csv, unit: unit), raw: raw)
     }
 
-    init(files: TableFiles) throws(SinkError) {
+    init(files: TableFiles, raw: Bool = false) throws(SinkError) {
+        self.raw = raw
         receipts = try OutputFile(directory: files.receipts.directory, name: files.receipts.name, unit: files.unit)
         do {
             transactions = try OutputFile(
@@ -51,7 +54,7 @@ public final class CSVSink: BatchSink {
         while start < table.rowCount {
             let end = min(table.rowCount, start + 1024)
             scratch.removeAll(keepingCapacity: true)
-            CSVEncoder.appendRows(table, rows: start..<end, into: &scratch)
+            CSVEncoder.appendRows(table, rows: start..<end, raw: raw, into: &scratch)
             try file.write(scratch)
             start = end
         }

@@ -94,7 +94,7 @@ public final class PartWriter {
         let sink: BatchSink
         switch format {
         case .parquet: sink = try ParquetSink(files: files, metadata: metadata, options: options)
-        case .csv: sink = try CSVSink(files: files)
+        case .csv: sink = try CSVSink(files: files, raw: options.csvRaw)
         case .ndjson: sink = try NDJSONSink(files: files)
         }
         open = sink

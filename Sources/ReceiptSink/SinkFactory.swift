@@ -13,14 +13,16 @@ public func makeSink(
     try makeDirectory(directory)
     switch format {
     case .parquet: return try ParquetSink(directory: directory, metadata: metadata, options: options, unit: unit)
-    case .csv: return try CSVSink(directory: directory, unit: unit)
+    case .csv: return try CSVSink(directory: directory, raw: options.csvRaw, unit: unit)
     case .ndjson: return try NDJSONSink(directory: directory, unit: unit)
     }
 }
 
 /// Creates the sink for `--out -`: receipts rows as CSV or NDJSON on standard output, flushed per batch.
-public func makeStreamSink(format: OutputFormat, fileDescriptor: Int32 = 1) throws(SinkError) -> BatchSink {
-    try StreamSink(format: format, fileDescriptor: fileDescriptor)
+public func makeStreamSink(format: OutputFormat, options: SinkOptions = SinkOptions(), fileDescriptor: Int32 = 1)
+    throws(SinkError) -> BatchSink
+{
+    try StreamSink(format: format, csvRaw: options.csvRaw, fileDescriptor: fileDescriptor)
 }
 
 /// `mkdir -p`.

@@ -24,6 +24,9 @@ public struct SinkOptions: Sendable {
     /// Bytes kept before an OPTIONAL column's page values for its definition levels; nil: sized from
     /// `maxRowsPerPage` (`ParquetColumnWriter.levelsHeadroom`). Tests set it to force the copy path.
     var levelsHeadroom: Int? = nil
+    /// CSV string cells byte for byte (`--csv-raw`). By default a cell a spreadsheet would run as a formula gets a
+    /// leading apostrophe (`CSVEncoder`); Parquet and NDJSON are always exact.
+    public var csvRaw = false
     /// String columns that are dictionary-encoded (low cardinality); the rest are PLAIN.
     public var dictionaryColumns: Set<String> = SinkOptions.defaultDictionaryColumns
     /// Shown every chunk of rows a table file writer (`makeTableFileWriter`) writes, before it writes them.

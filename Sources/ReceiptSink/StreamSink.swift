@@ -12,14 +12,17 @@ import ReceiptModel
 public final class StreamSink: BatchSink {
     private let fd: Int32
     private let format: OutputFormat
+    private let csvRaw: Bool
     private var scratch: [UInt8] = []
     private var headerWritten = false
 
-    public init(format: OutputFormat, fileDescriptor: Int32 = 1) throws(SinkError) {
+    /// `csvRaw`: CSV string cells byte for byte (`CSVEncoder`).
+    public init(format: OutputFormat, csvRaw: Bool = false, fileDescriptor: Int32 = 1) throws(SinkError) {
         guard format != .parquet else {
             throw SinkError(.parquetToStandardOutput)
         }
         self.format = format
+        self.csvRaw = csvRaw
         fd = fileDescriptor
     }
 
@@ -31,7 +34,7 @@ public final class StreamSink: BatchSink {
                 CSVEncoder.appendHeader(.receipts, into: &scratch)
                 headerWritten = true
             }
-            CSVEncoder.appendRows(batch.receipts, rows: 0..<batch.receipts.rowCount, into: &scratch)
+            CSVEncoder.appendRows(batch.receipts, rows: 0..<batch.receipts.rowCount, raw: csvRaw, into: &scratch)
             try emit(scratch)
         case .ndjson:
             try NDJSONSink.checkLines(batch)

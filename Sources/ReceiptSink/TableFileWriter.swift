@@ -35,7 +35,8 @@ private func makeUnobservedWriter(
                 zstd: try ZstdCompressor(level: options.zstdLevel), unit: unit), path: join(directory, name))
     case .csv, .ndjson:
         return try TextTableFile(
-            schema: schema, file: try OutputFile(directory: directory, name: name, unit: unit), format: format)
+            schema: schema, file: try OutputFile(directory: directory, name: name, unit: unit), format: format,
+            csvRaw: options.csvRaw)
     }
 }
 
@@ -72,13 +73,15 @@ private final class TextTableFile: TableFileWriter {
     let schema: TableSchema
     let file: OutputFile
     let format: OutputFormat
+    let csvRaw: Bool
     var scratch: [UInt8] = []
     var path: String { file.path }
 
-    init(schema: TableSchema, file: OutputFile, format: OutputFormat) throws(SinkError) {
+    init(schema: TableSchema, file: OutputFile, format: OutputFormat, csvRaw: Bool) throws(SinkError) {
         self.schema = schema
         self.file = file
         self.format = format
+        self.csvRaw = csvRaw
         if format == .csv {
             CSVEncoder.appendHeader(schema, into: &scratch)
             try file.write(scratch)
@@ -92,7 +95,7 @@ private final class TextTableFile: TableFileWriter {
             let end = min(table.rowCount, start + 1024)
             scratch.removeAll(keepingCapacity: true)
             if format == .csv {
-                CSVEncoder.appendRows(table, rows: start..<end, into: &scratch)
+                CSVEncoder.appendRows(table, rows: start..<end, raw: csvRaw, into: &scratch)
             } else {
                 for r in start..<end { Self.appendObject(table, row: r, into: &scratch) }
             }

@@ -77,7 +77,11 @@ final class OutputFile: @unchecked Sendable {
     func finish() throws(SynthError) {
         try flush(end: true)
         do { try handle.close() } catch { throw SynthError("cannot close \(tmp.path): \(error)") }
-        guard rename(tmp.path, url.path) == 0 else { throw SynthError("cannot rename \(tmp.path) to \(url.path)") }
+        guard rename(tmp.path, url.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(tmp.path)
+            throw SynthError("cannot rename \(tmp.path) to \(url.path): \(reason)")
+        }
     }
 
     /// Removes the temporary file after a failure.

@@ -106,7 +106,8 @@ public final class TestPKI: @unchecked Sendable {
             if let dir = directory,
                 let text = try? String(contentsOf: dir.appendingPathComponent("\(name).key.pem"), encoding: .utf8)
             {
-                keyDER[i] = PEM.decode(text, label: "RSA PRIVATE KEY").first
+                keyDER[i] = try readable(
+                    PEM.decode(text, label: "RSA PRIVATE KEY").first, dir.appendingPathComponent("\(name).key.pem"))
             }
         }
         let missing = keyDER.indices.filter { keyDER[$0] == nil }
@@ -121,10 +122,15 @@ public final class TestPKI: @unchecked Sendable {
             let key = try PrivateKey(der: keyDER[i]!)
             keys[node.name] = key
             if let dir = directory,
-                let text = try? String(contentsOf: dir.appendingPathComponent("\(node.name).pem"), encoding: .utf8),
-                let der = PEM.decode(text, label: "CERTIFICATE").first
+                let text = try? String(contentsOf: dir.appendingPathComponent("\(node.name).pem"), encoding: .utf8)
             {
-                certs[node.name] = try TestCertificate(der: der)
+                let file = dir.appendingPathComponent("\(node.name).pem")
+                let der = try readable(PEM.decode(text, label: "CERTIFICATE").first, file)
+                do throws(SynthError) {
+                    certs[node.name] = try TestCertificate(der: der)
+                } catch {
+                    throw SynthError("\(file.path): \(error)")
+                }
             } else {
                 let issuerNode = nodes.first { $0.name == node.issuer }!
                 certs[node.name] = try CertificateBuilder.make(
@@ -138,6 +144,17 @@ public final class TestPKI: @unchecked Sendable {
             }
         }
         return TestPKI(seed: seed, certs: certs, keys: keys)
+    }
+
+    /// The DER a file of the CA folder holds; a file that exists without a readable block is refused (it would
+    /// otherwise be made again in memory while the damaged file stays, and a trust anchor differ from the signer).
+    private static func readable(_ der: [UInt8]?, _ file: URL) throws(SynthError) -> [UInt8] {
+        guard let der else {
+            throw SynthError(
+                "\(file.path) holds no readable PEM block (damaged?): remove it, and the files signed under it, or "
+                    + "the whole folder, to make the test CA again")
+        }
+        return der
     }
 
     private init(seed: String, certs: [String: TestCertificate], keys: [String: PrivateKey]) {

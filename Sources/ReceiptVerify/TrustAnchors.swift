@@ -18,6 +18,9 @@ public enum TrustAnchorError: Error, Sendable, Equatable, CustomStringConvertibl
     case noAnchor
     /// A certificate built into the binary does not have its pinned fingerprint: the binary is damaged.
     case builtInMismatch(name: String, sha256: String)
+    /// A block of a PEM file (the `block`th, 1-based, whose `-----BEGIN` is on `line`) is not a certificate that
+    /// can be read; `reason` says what it is instead.
+    case badPEMBlock(path: String, block: Int, line: Int, reason: String)
 
     public var message: String {
         switch self {
@@ -31,6 +34,9 @@ public enum TrustAnchorError: Error, Sendable, Equatable, CustomStringConvertibl
                 + "Give a root certificate file such as AppleIncRootCertificate.cer."
         case .noAnchor:
             return TrustAnchors.missingAnchorUsage
+        case .badPEMBlock(let path, let block, let line, let reason):
+            return "trust anchor '\(path)': PEM block \(block) (line \(line)) \(reason). Every block of a trust "
+                + "anchor file must be a certificate: fix or remove that block."
         case .builtInMismatch(let name, let sha256):
             return "the built-in \(name) certificate has SHA-256 \(sha256), not its pinned fingerprint: this "
                 + "receiptflow binary is damaged. Reinstall it, or give the root with --trust-anchor PATH."
@@ -103,7 +109,7 @@ public final class TrustAnchors: @unchecked Sendable {
         var certs: [(source: String, der: [UInt8])] = []
         for path in paths {
             let bytes = try Self.readFile(path)
-            let ders = Self.certificates(in: bytes)
+            let ders = try Self.certificates(in: bytes, source: path)
             guard !ders.isEmpty else { throw .notACertificate(path: path) }
             certs += ders.map { (path, $0) }
         }
@@ -115,7 +121,7 @@ public final class TrustAnchors: @unchecked Sendable {
         guard !certificates.isEmpty else { throw .noAnchor }
         var certs: [(source: String, der: [UInt8])] = []
         for c in certificates {
-            let ders = Self.certificates(in: c.bytes)
+            let ders = try Self.certificates(in: c.bytes, source: c.source)
             guard !ders.isEmpty else { throw .notACertificate(path: c.source) }
             certs += ders.map { (c.source, $0) }
         }
@@ -202,8 +208,10 @@ public final class TrustAnchors: @unchecked Sendable {
         return out
     }
 
-    /// The DER of every certificate in `bytes`: all PEM `CERTIFICATE` blocks, or the bytes themselves as DER.
-    static func certificates(in bytes: [UInt8]) -> [[UInt8]] {
+    /// The DER of every certificate in `bytes`: every block of a PEM file, each of which must be a certificate
+    /// (a block that is not, or that is damaged, is refused, naming it: a silently skipped block would be a root
+    /// the user believes trusted), or the bytes themselves as DER. Empty when there is no certificate at all.
+    static func certificates(in bytes: [UInt8], source: String) throws(TrustAnchorError) -> [[UInt8]] {
         let pemMarker = Array("-----BEGIN".utf8)
         let looksPEM =
             bytes.count >= pemMarker.count
@@ -219,16 +227,109 @@ public final class TrustAnchors: @unchecked Sendable {
             return ok ? [bytes] : []
         }
         var result: [[UInt8]] = []
-        bytes.withUnsafeBytes { raw in
-            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return }
-            defer { BIO_free(bio) }
-            // The BIO reads `raw` in place, so every read stays inside this closure (openssl-notes.md B.1).
-            while let x = PEM_read_bio_X509(bio, nil, nil, nil) {
-                result.append(OpenSSL.der(of: x))
-                X509_free(x)
+        for block in PEMBlock.all(in: bytes) {
+            func refuse(_ reason: String) -> TrustAnchorError {
+                .badPEMBlock(path: source, block: block.index, line: block.line, reason: reason)
             }
-            ERR_clear_error()  // The loop ends on "no start line", which is not an error here.
+            guard let range = block.range else { throw refuse("has no -----END \(block.label)----- line") }
+            guard PEMBlock.certificateLabels.contains(block.label) else {
+                throw refuse("is a \(block.label), not a certificate")
+            }
+            switch Self.decodeCertificate(bytes[range]) {
+            case .success(let der): result.append(der)
+            case .failure(let failure): throw refuse("is not a readable certificate (\(failure.reason))")
+            }
         }
         return result
+    }
+
+    /// The DER of the one certificate in a PEM block, or why there is none.
+    private static func decodeCertificate(_ block: ArraySlice<UInt8>) -> Result<[UInt8], PEMFailure> {
+        block.withUnsafeBytes { raw in
+            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else {
+                return .failure(PEMFailure("out of memory"))
+            }
+            defer { BIO_free(bio) }
+            // The BIO reads `raw` in place, so every read stays inside this closure (openssl-notes.md B.1).
+            var name: UnsafeMutablePointer<CChar>? = nil
+            var header: UnsafeMutablePointer<CChar>? = nil
+            var data: UnsafeMutablePointer<UInt8>? = nil
+            var length = 0
+            guard PEM_read_bio(bio, &name, &header, &data, &length) == 1, let data else {
+                return .failure(PEMFailure(OpenSSL.takeErrorText()))
+            }
+            defer {
+                rf_OPENSSL_free(name)
+                rf_OPENSSL_free(header)
+                rf_OPENSSL_free(data)
+            }
+            guard let x = OpenSSL.certificate(der: UnsafeRawBufferPointer(start: data, count: length)) else {
+                return .failure(PEMFailure("its content is not one DER certificate"))
+            }
+            X509_free(x)
+            return .success(Array(UnsafeRawBufferPointer(start: data, count: length)))
+        }
+    }
+
+    /// Why a PEM block could not be decoded, in OpenSSL's words or ours.
+    private struct PEMFailure: Error {
+        var reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+}
+
+/// One `-----BEGIN LABEL-----` ... `-----END LABEL-----` block of a PEM file. Text between blocks (comments,
+/// `openssl x509 -text` output) is allowed, as OpenSSL allows it.
+struct PEMBlock: Equatable {
+    /// The labels of an X.509 certificate.
+    static let certificateLabels: Set<String> = ["CERTIFICATE", "X509 CERTIFICATE"]
+
+    /// 1-based position of the block in the file.
+    var index: Int
+    /// 1-based line of its `-----BEGIN` line.
+    var line: Int
+    var label: String
+    /// From the start of the BEGIN line to the end of the END line (its newline included); nil when the file has
+    /// no END line for the block before the next BEGIN or the end of the file.
+    var range: Range<Int>?
+
+    /// The blocks of `bytes`, in order.
+    static func all(in bytes: [UInt8]) -> [PEMBlock] {
+        var blocks: [PEMBlock] = []
+        var open: (line: Int, label: String, start: Int)? = nil
+        func close(_ range: Range<Int>?) {
+            guard let o = open else { return }
+            blocks.append(PEMBlock(index: blocks.count + 1, line: o.line, label: o.label, range: range))
+            open = nil
+        }
+        var start = 0
+        var lineNumber = 1
+        while start < bytes.count {
+            var end = start
+            while end < bytes.count && bytes[end] != 0x0A { end += 1 }
+            let next = min(end + 1, bytes.count)
+            // The line without its terminator and trailing blanks (`\r` of CRLF files included).
+            var last = end
+            while last > start && (bytes[last - 1] == 0x0D || bytes[last - 1] == 0x20 || bytes[last - 1] == 0x09) {
+                last -= 1
+            }
+            let text = String(decoding: bytes[start..<last], as: UTF8.self)
+            if let label = Self.label(text, "-----BEGIN ") {
+                close(nil)  // a BEGIN before the previous block's END: that block has none
+                open = (lineNumber, label, start)
+            } else if let label = Self.label(text, "-----END "), let o = open, label == o.label {
+                close(o.start..<next)
+            }
+            start = next
+            lineNumber += 1
+        }
+        close(nil)
+        return blocks
+    }
+
+    /// The label of a `-----BEGIN LABEL-----` (or END) line, or nil when `text` is not one.
+    private static func label(_ text: String, _ prefix: String) -> String? {
+        guard text.hasPrefix(prefix), text.hasSuffix("-----"), text.count >= prefix.count + 5 else { return nil }
+        return String(text.dropFirst(prefix.count).dropLast(5))
     }
 }

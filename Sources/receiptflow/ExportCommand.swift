@@ -21,6 +21,10 @@ let exportUsage = """
     options:
       --out DIR                      output directory (created); - writes receipts rows to standard output
       --format parquet|csv|ndjson    table format (default parquet)
+      --csv-raw                      CSV string cells byte for byte. Without it a cell beginning with =, +, -,
+                                     @, a tab or a carriage return (one a spreadsheet would run as a formula)
+                                     is written with a leading apostrophe ('=1); numbers are never changed.
+                                     Parquet and NDJSON are always exact
       --trust-anchor PATH            root certificate (DER or PEM), repeatable, instead of Apple's roots,
                                      which are built in (Apple Inc. Root, Apple Root CA - G3)
       --no-verify                    decode only; rows say verified = false
@@ -118,9 +122,10 @@ func runExport(_ argv: [String]) -> Int32 {
     let report = folder == nil ? nil : ReportAggregator()
     do throws(SinkError) {
         if setup.out == "-" {
-            sink = try makeStreamSink(format: setup.format)
+            sink = try makeStreamSink(format: setup.format, options: setup.sinkOptions)
         } else {
-            let tables = try makeSink(format: setup.format, directory: setup.out, metadata: metadata, unit: unit)
+            let tables = try makeSink(
+                format: setup.format, directory: setup.out, metadata: metadata, options: setup.sinkOptions, unit: unit)
             sink = report.map { ReportTap(tables, aggregator: $0) } ?? tables
         }
     } catch {
@@ -250,13 +255,15 @@ struct ExportSetup {
     var overwrite = false
     /// `--report`: write `report.html` with the run.
     var report = false
+    /// The writers' options: `--csv-raw`.
+    var sinkOptions = SinkOptions()
 
     init(_ argv: [String]) throws(UsageError) {
         let args = try Arguments(
             argv,
             flags: [
                 "--no-verify", "--progress", "--quiet", "--resume", "--require-device-match", "--no-history",
-                "--overwrite", "--report",
+                "--overwrite", "--report", "--csv-raw",
             ],
             valued: [
                 "--out", "--format", "--trust-anchor", "--field", "--id-field", "--environment", "--bundle-id",
@@ -272,6 +279,12 @@ struct ExportSetup {
                 throw UsageError(.invalidValue, option: "--format", value: f, expected: "parquet, csv or ndjson")
             }
             format = fmt
+        }
+        sinkOptions.csvRaw = args.has("--csv-raw")
+        if sinkOptions.csvRaw && format != .csv {
+            throw UsageError(
+                .invalidCombination, option: "--csv-raw",
+                detail: "--csv-raw changes CSV cells; it needs --format csv (Parquet and NDJSON are always exact)")
         }
         if out == "-" && format == .parquet {
             throw UsageError(
@@ -422,7 +435,7 @@ func finishHistory(
     _ collector: HistoryCollector, _ setup: ExportSetup, _ metadata: RunMetadata, unit: CommitUnit? = nil,
     observer: TableObserver? = nil
 ) throws(HistoryError) -> HistorySummary {
-    var options = SinkOptions()
+    var options = setup.sinkOptions
     options.observer = observer
     let r = try collector.finish(
         asOf: setup.asOf, format: setup.format, metadata: metadata, options: options, unit: unit)

@@ -74,7 +74,7 @@ func runGenerate(_ args: [String]) -> Int32 {
         guard let count = try a.int("--count"), count >= 0 else {
             throw UsageError(message: "--count N is required (a whole number of receipts, 0 or more)")
         }
-        guard let out = a.value("--out") else { throw UsageError(message: "--out FILE is required") }
+        guard let out = try a.generatorFile("--out") else { throw UsageError(message: "--out FILE is required") }
         let seed = try a.generatorSeed()
         var digest = DigestChoice.mixed
         if let d = a.value("--digest") {
@@ -100,7 +100,8 @@ func runGenerate(_ args: [String]) -> Int32 {
             return 1
         }
         let outURL = URL(fileURLWithPath: out)
-        let truthURL = a.value("--truth").map { URL(fileURLWithPath: $0) } ?? Generator.truthURL(for: outURL)
+        let truthURL =
+            try a.generatorFile("--truth").map { URL(fileURLWithPath: $0) } ?? Generator.truthURL(for: outURL)
         let factory = RecordFactory(
             pki: pki, seed: seed, digest: digest, badFraction: badFraction, deviceIDs: deviceIDs)
         let isTTY = isatty(2) == 1

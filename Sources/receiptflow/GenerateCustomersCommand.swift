@@ -18,7 +18,7 @@ func runCustomers(_ a: Arguments) throws -> Int32 {
         throw UsageError(
             .invalidValue, option: "--years", value: String(years), expected: "a whole number from 1 to 15")
     }
-    guard let out = a.value("--out") else { throw UsageError(.missingOption, option: "--out FILE") }
+    guard let out = try a.generatorFile("--out") else { throw UsageError(.missingOption, option: "--out FILE") }
     let seed = try a.generatorSeed()
     var asOf: Int64? = nil
     if let text = a.value("--as-of") {

@@ -14,7 +14,7 @@ func runGenerateJWS(_ a: Arguments) throws -> Int32 {
     guard let count = try a.int("--count"), count >= 0 else {
         throw UsageError(message: "--count N is required (a whole number of lines, 0 or more)")
     }
-    guard let out = a.value("--out") else { throw UsageError(message: "--out FILE is required") }
+    guard let out = try a.generatorFile("--out") else { throw UsageError(message: "--out FILE is required") }
     let seed = try a.generatorSeed()
     let badFraction = try a.fraction("--bad-fraction") ?? 0.05
     let caDir = a.testCADirectory
@@ -24,7 +24,7 @@ func runGenerateJWS(_ a: Arguments) throws -> Int32 {
         return 1
     }
     let outURL = URL(fileURLWithPath: out)
-    let truthURL = a.value("--truth").map { URL(fileURLWithPath: $0) } ?? Generator.truthURL(for: outURL)
+    let truthURL = try a.generatorFile("--truth").map { URL(fileURLWithPath: $0) } ?? Generator.truthURL(for: outURL)
     let factory = JWSRecordFactory(pki: pki, seed: seed, badFraction: badFraction)
     let stats = try JWSGenerator.run(factory: factory, count: count, out: outURL, truth: truthURL)
     if !a.has("--quiet") {

@@ -1,5 +1,6 @@
 import CommandArguments
 import Foundation
+import ReceiptSynth
 
 /// The options every `generate` mode reads the same way.
 extension Arguments {
@@ -19,6 +20,21 @@ extension Arguments {
             throw UsageError(.invalidValue, option: option, value: f, expected: "a number from 0 to 1")
         }
         return v
+    }
+
+    /// The file path given as `option` (`--out FILE`, `--truth FILE`); nil when absent. A path that names a folder
+    /// is refused before any work (exit status 1, as for any output that cannot be written): the file is written
+    /// under a temporary name beside it and renamed at the end, which would fail only then.
+    func generatorFile(_ option: String) throws -> String? {
+        guard let path = value(option) else { return nil }
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            let example = (path.hasSuffix("/") ? path : path + "/") + "receipts.ndjson"
+            throw SynthError(
+                "cannot write \(option) '\(path)': it is a folder; give the path of the file to write, such as "
+                    + example)
+        }
+        return path
     }
 
     /// `--ca-dir DIR`: where the test CAs' files are kept (default ~/.cache/receiptflow/test-ca).

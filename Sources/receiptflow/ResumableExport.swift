@@ -110,7 +110,8 @@ func runInParts(
     let output: ResumableOutput
     do throws(SinkError) {
         output = try ResumableOutput(
-            directory: out, manifest: manifest, metadata: metadata, cache: cache, lock: lock)
+            directory: out, manifest: manifest, metadata: metadata, options: setup.sinkOptions, cache: cache, lock: lock
+        )
     } catch {
         say(error.message)
         return 1

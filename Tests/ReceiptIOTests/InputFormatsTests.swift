@@ -87,6 +87,40 @@ private let text = Array((lines.joined(separator: "\n") + "\n").utf8)
         #expect(cut.withUnsafeBytes { InputSniffer.problem($0) } == nil)
     }
 
+    @Test func utf16AndUTF32TextIsNamedWithTheIconvCommandThatConvertsIt() throws {
+        let sample = String(decoding: text[0..<2000], as: UTF8.self) + "é€"
+        func utf16(_ bigEndian: Bool) -> [UInt8] {
+            sample.utf16.flatMap { u in
+                bigEndian ? [UInt8(u >> 8), UInt8(u & 0xFF)] : [UInt8(u & 0xFF), UInt8(u >> 8)]
+            }
+        }
+        func utf32LE() -> [UInt8] {
+            sample.unicodeScalars.flatMap { s in (0..<4).map { UInt8((s.value >> (8 * $0)) & 0xFF) } }
+        }
+        let cases: [([UInt8], String, String)] = [
+            ([0xFF, 0xFE] + utf16(false), "UTF-16", "UTF-16 text (with a byte-order mark)"),
+            ([0xFE, 0xFF] + utf16(true), "UTF-16", "UTF-16 text (with a byte-order mark)"),
+            (utf16(false), "UTF-16LE", "little-endian, without a byte-order mark"),
+            (utf16(true), "UTF-16BE", "big-endian, without a byte-order mark"),
+            ([0xFF, 0xFE, 0x00, 0x00] + utf32LE(), "UTF-32", "UTF-32 text"),
+        ]
+        for (bytes, encoding, form) in cases {
+            #expect(bytes.withUnsafeBytes { InputSniffer.wideTextEncoding($0) } == encoding, "\(encoding)")
+            var failure: InputError? = nil
+            do { _ = try records(bytes) } catch let e as InputError { failure = e }
+            #expect(failure?.code == .wideText, "\(encoding)")
+            let message = failure?.message ?? ""
+            #expect(message.contains(form), "\(message)")
+            #expect(message.contains("`iconv -f \(encoding) -t UTF-8 "), "\(message)")
+            #expect(!message.contains("binary data"), "\(message)")
+        }
+        // UTF-8 text, in any script, and the other refusals are not taken for UTF-16.
+        for other in [text, Array("{\"id\":\"ü€😀\"}\n".utf8), Array(text[0..<100]) + [0] + text, [0x41, 0, 0x42]] {
+            #expect(other.withUnsafeBytes { InputSniffer.wideTextEncoding($0) } == nil)
+        }
+        #expect(try records(text).count == lines.count)
+    }
+
     @Test
     func urlSafeUnpaddedBase64OfARealReceiptDecodesLikeTheStandardForm() throws {
         for name in Fixtures.realReceiptNames() {

@@ -28,7 +28,8 @@ private func batches(_ text: [UInt8], _ options: ReaderOptions, chunk: Int, skip
     return out
 }
 
-/// Lines of every kind the reader distinguishes: records, blank lines, CRLF, and lines over the size limit.
+/// Lines of every kind the reader distinguishes: records, blank lines (some longer than the size limit), CRLF, and
+/// lines over the size limit (some blanks first).
 private func mixedText(seed: UInt64, lines: Int, ndjson: Bool) -> [UInt8] {
     var state = seed
     func next() -> UInt64 {
@@ -44,6 +45,8 @@ private func mixedText(seed: UInt64, lines: Int, ndjson: Bool) -> [UInt8] {
         case 0: text += Array("   ".utf8)
         case 1: text += []
         case 2: text += Array(repeating: UInt8(ascii: "z"), count: 40 + Int(next() % 30))  // over the limit
+        case 3: text += Array(repeating: UInt8(ascii: " "), count: 40 + Int(next() % 60))  // blank, over the limit
+        case 4: text += Array(repeating: UInt8(ascii: "\t"), count: 40 + Int(next() % 60)) + [UInt8(ascii: "q")]
         default:
             let body = String(repeating: "ab", count: 1 + Int(next() % 8))
             // The first record decides the format: a base64-looking first line makes the source base64.

@@ -10,10 +10,11 @@ private func expectedRecords(_ text: [UInt8], maxRecordSize: Int) -> (records: [
     var blanks = 0
     for (k, var l) in lines.enumerated() {
         if l.last == 0x0D { l.removeLast() }
-        if l.count > maxRecordSize {
-            out.append((k + 1, "", true))
-        } else if l.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+        // A blank line is blank whatever its length; only a line with something else in it can be too large.
+        if l.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
             blanks += 1
+        } else if l.count > maxRecordSize {
+            out.append((k + 1, "", true))
         } else {
             out.append((k + 1, String(decoding: l, as: UTF8.self), false))
         }
@@ -90,6 +91,28 @@ private func check(_ text: [UInt8], chunk: Int, options: ReaderOptions) throws {
         #expect(got.records.map(\.text) == ["ok1", "", "ok2", ""])
     }
 
+    @Test(arguments: [1, 7, 1000])
+    func aLineOfOnlyBlanksLongerThanTheLimitIsABlankLineNotARecord(chunk: Int) throws {
+        let blanks = String(repeating: " \t", count: 500)
+        // Line 4 is blanks and then a letter: too large. Line 6 is blanks without a final newline.
+        let text = "ok1\n\(blanks)\nok2\n\(blanks)x\nok3\n\(String(repeating: "\r \t", count: 400))"
+        for maxRecords in [1, 2, 100] {
+            let options = ReaderOptions(maxRecordSize: 20, batchBytes: 16, maxRecordsPerBatch: maxRecords)
+            let got = try readAll(
+                RecordReader(source: MemoryByteSource(text, chunk: chunk), name: "m", options: options), options)
+            #expect(got.records.map(\.line) == [1, 3, 4, 5], "max \(maxRecords)")
+            #expect(got.records.map(\.tooLarge) == [false, false, true, false], "max \(maxRecords)")
+            #expect(got.records.map(\.text) == ["ok1", "ok2", "", "ok3"], "max \(maxRecords)")
+            #expect(got.blankLines == 2, "max \(maxRecords)")
+            #expect(got.inputBytes == text.utf8.count)
+        }
+        // A blank line under the limit was blank before too; one over it is now the same.
+        let options = ReaderOptions(maxRecordSize: 20, batchBytes: 16)
+        let short = try readAll(
+            RecordReader(source: MemoryByteSource("   \nok\n", chunk: chunk), name: "m", options: options), options)
+        #expect(short.blankLines == 1 && short.records.map(\.text) == ["ok"])
+    }
+
     @Test func acceptsALineOfExactlyTheMaximumSizeEvenWithCRLF() throws {
         let exact = String(repeating: "Z", count: 20)
         let text = "\(exact)\r\n\(exact)Z\r\n"
@@ -124,8 +147,14 @@ private func check(_ text: [UInt8], chunk: Int, options: ReaderOptions) throws {
         for _ in 0..<20 {
             let length = Int(rng.next() % 3000)
             var text = (0..<length).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }
-            // Sprinkle some long runs without newlines to exercise oversized lines.
+            // Sprinkle some long runs without newlines to exercise oversized lines, and long blank runs: a blank
+            // line of any length, or blanks followed by something else (a line too large).
             if rng.next() % 2 == 0 { text.insert(contentsOf: [UInt8](repeating: 0x61, count: 90), at: length / 2) }
+            if rng.next() % 2 == 0 {
+                let blanks: [UInt8] = [0x20, 0x09, 0x0D]
+                let run = (0..<(60 + Int(rng.next() % 120))).map { _ in blanks[Int(rng.next() % 3)] }
+                text.insert(contentsOf: [0x0A] + run, at: Int(rng.next() % UInt64(text.count + 1)))
+            }
             let options = ReaderOptions(
                 maxRecordSize: 5 + Int(rng.next() % 40), batchBytes: 8 + Int(rng.next() % 100),
                 maxRecordsPerBatch: 1 + Int(rng.next() % 9))

@@ -37,9 +37,10 @@ struct ExportCommandTests {
         #expect(fileRows.count == corpus.truth.count + 1)
         #expect(stdinRows.count == fileRows.count)
         let prefix = corpus.ndjson.path + ","
+        // The source `-` begins like a formula, so CSV writes it with the apostrophe (contract.md, Formats).
         for (f, s) in zip(fileRows.dropFirst(), stdinRows.dropFirst()) {
-            #expect(f.hasPrefix(prefix) && s.hasPrefix("-,"))
-            #expect(f.dropFirst(prefix.count) == s.dropFirst(2))
+            #expect(f.hasPrefix(prefix) && s.hasPrefix("'-,"))
+            #expect(f.dropFirst(prefix.count) == s.dropFirst(3))
         }
         let summary =
             try JSONSerialization.jsonObject(

@@ -118,4 +118,25 @@ import Testing
             #expect(try String(contentsOf: committed, encoding: .utf8) == Self.pki.root.pem)
         }
     }
+
+    /// A damaged file in the CA folder is refused naming it, not silently made again in memory.
+    @Test func aDamagedFileInTheCAFolderIsRefusedNamingIt() throws {
+        let dir = try OpenSSLTool.tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        _ = try TestPKI.load(directory: dir)
+        for name in ["intermediate.pem", "leaf.key.pem"] {
+            let file = dir.appendingPathComponent(name)
+            let good = try Data(contentsOf: file)
+            var text = String(decoding: good, as: UTF8.self)
+            text = text.replacingOccurrences(of: "-----END", with: "!!!!\n-----END")
+            try Data(text.utf8).write(to: file)
+            #expect {
+                try TestPKI.load(directory: dir)
+            } throws: { error in
+                "\(error)".contains(file.path) && "\(error)".contains("no readable PEM block")
+            }
+            try good.write(to: file)
+        }
+        #expect(try TestPKI.load(directory: dir).root.der == Self.pki.root.der)
+    }
 }

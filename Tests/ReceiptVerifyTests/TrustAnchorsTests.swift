@@ -78,10 +78,75 @@ struct TrustAnchorsTests {
     @Test func fileWithoutCertificateIsAnError() throws {
         let path = try Self.temporaryFile("junk.cer", Array("this is not a certificate".utf8))
         #expect(throws: TrustAnchorError.notACertificate(path: path)) { try TrustAnchors(paths: [path]) }
+        // An empty block is a damaged one: refused naming it.
         let pem = try Self.temporaryFile(
             "empty.pem", Array("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n".utf8))
-        #expect(throws: TrustAnchorError.notACertificate(path: pem)) { try TrustAnchors(paths: [pem]) }
+        #expect {
+            try TrustAnchors(paths: [pem])
+        } throws: { error in
+            guard case .badPEMBlock(pem, 1, 1, _)? = error as? TrustAnchorError else { return false }
+            return true
+        }
         #expect(TrustAnchorError.notACertificate(path: path).message.contains("AppleIncRootCertificate.cer"))
+    }
+
+    /// The block number and line of the refusal of `text`, with its message; nil when it loads.
+    static func refusal(_ name: String, _ text: String) throws -> (block: Int, line: Int, message: String)? {
+        let path = try Self.temporaryFile(name, Array(text.utf8))
+        do {
+            _ = try TrustAnchors(paths: [path])
+            return nil
+        } catch {
+            guard case .badPEMBlock(let p, let block, let line, _) = error, p == path else {
+                Issue.record("\(name): \(error)")
+                return nil
+            }
+            return (block, line, error.message)
+        }
+    }
+
+    @Test func aBundleWithADamagedOrForeignBlockIsRefusedNamingTheBlock() throws {
+        let root = TestCA.pki.root.pem
+        let foreign = try #require(TestCA.pki.certificate("foreign-root")).pem
+        let rootLines = root.split(separator: "\n").count
+        // The second certificate's base64 damaged in the middle of the block.
+        var damaged = Array(foreign.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+        damaged[3] = String(damaged[3].prefix(20)) + "!!!!" + String(damaged[3].dropFirst(24))
+        let cases: [(String, String, Int, Int, String)] = [
+            ("damaged.pem", root + damaged.joined(separator: "\n"), 2, rootLines + 1, "not a readable certificate"),
+            // Cut short: the DER inside is not a whole certificate.
+            (
+                "short.pem", root + "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----\n", 2,
+                rootLines + 1, "not a readable certificate"
+            ),
+            (
+                "key.pem", "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n-----END PRIVATE KEY-----\n" + root,
+                1, 1, "PRIVATE KEY"
+            ),
+            (
+                "unended.pem", root + "-----BEGIN CERTIFICATE-----\nMIIB\n", 2, rootLines + 1,
+                "no -----END CERTIFICATE-----"
+            ),
+            (
+                "nested.pem", "-----BEGIN CERTIFICATE-----\nMIIB\n" + root, 1, 1, "no -----END CERTIFICATE-----"
+            ),
+        ]
+        for (name, text, block, line, reason) in cases {
+            let r = try #require(try Self.refusal(name, text), "\(name) was accepted")
+            #expect(r.block == block && r.line == line, "\(name): block \(r.block) line \(r.line)")
+            #expect(r.message.contains("PEM block \(block) (line \(line))"), "\(r.message)")
+            #expect(r.message.contains(reason), "\(r.message)")
+        }
+    }
+
+    @Test func textBetweenBlocksAndCRLFLineEndsAreFine() throws {
+        let root = TestCA.pki.root.pem
+        let foreign = try #require(TestCA.pki.certificate("foreign-root")).pem
+        let text =
+            "subject=CN = Test Root\n" + root + "\n# a comment\n" + foreign.replacingOccurrences(of: "\n", with: "\r\n")
+        #expect(try Self.refusal("comments.pem", text) == nil)
+        let path = try Self.temporaryFile("comments.pem", Array(text.utf8))
+        #expect(try TrustAnchors(paths: [path]).anchors.count == 2)
     }
 
     @Test func derWithTrailingBytesIsNotACertificate() throws {

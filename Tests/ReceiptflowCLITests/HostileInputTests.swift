@@ -290,6 +290,11 @@ struct HostileInputTests {
         let e = try Self.export(
             receipts.map { Self.bytes(Hostile.line(Hostile.signed($0), id: "attr")) } + [Self.validLine])
         Self.expectCodes("NUL / invalid UTF-8 in attributes", e, Array(repeating: "malformed_attribute", count: 7))
+        // A NUL character is named as such; bytes that are not UTF-8 (an overlong NUL among them) as not UTF-8.
+        let details = e.rows.prefix(7).map { $0["error_detail"] as? String ?? "" }
+        guard details.count == 7 else { return }
+        for i in [0, 5] { #expect(details[i].contains("holds a NUL character (U+0000)"), "\(details[i])") }
+        for i in [1, 2, 3, 6] { #expect(details[i].contains("not valid UTF-8"), "\(details[i])") }
     }
 
     // MARK: - Integers of 100 digits

@@ -7,7 +7,7 @@ import ReceiptSink
 ///
 /// - `SinkHarness write --format F --out DIR|- --receipts FILE [--transactions FILE] [--batch-rows N]
 ///   [--row-group-rows N] [--page-bytes N] [--max-rows-per-page N] [--dictionary-bytes N] [--input NAME ...]
-///   [--trust-anchor-sha256 HEX ...]` reads table rows (one JSON object per line, keyed by column name; int64 and
+///   [--trust-anchor-sha256 HEX ...] [--csv-raw]` reads table rows (one JSON object per line, keyed by column name; int64 and
 ///   timestamp values as decimal strings so they stay exact) and writes them through `makeSink` in batches. For
 ///   `ndjson` each receipts row is rendered as a verifyReceipt object, with the transactions rows of the same
 ///   (source, line) as its `in_app`.
@@ -61,7 +61,7 @@ private func sinkDebugPST(_ args: [String]) -> Int32 {
 
 private func sinkDebugWrite(_ args: [String]) throws -> Int32 {
     let a = try Arguments(
-        args, flags: [],
+        args, flags: ["--csv-raw"],
         valued: [
             "--format", "--out", "--receipts", "--transactions", "--batch-rows", "--row-group-rows", "--page-bytes",
             "--max-rows-per-page", "--dictionary-bytes", "--input", "--trust-anchor-sha256",
@@ -76,6 +76,7 @@ private func sinkDebugWrite(_ args: [String]) throws -> Int32 {
     if let n = try a.int("--page-bytes") { options.pageBytes = n }
     if let n = try a.int("--max-rows-per-page") { options.maxRowsPerPage = n }
     if let n = try a.int("--dictionary-bytes") { options.dictionaryMaxBytes = n }
+    options.csvRaw = a.has("--csv-raw")
     let batchRows = max(1, try a.int("--batch-rows") ?? 1000)
     var metadata = RunMetadata()
     metadata.inputs = a.values("--input")
@@ -86,7 +87,7 @@ private func sinkDebugWrite(_ args: [String]) throws -> Int32 {
 
     let sink =
         out == "-"
-        ? try makeStreamSink(format: format)
+        ? try makeStreamSink(format: format, options: options)
         : try makeSink(format: format, directory: out, metadata: metadata, options: options)
     var inApp: [String: [InAppPurchase]] = [:]
     if format == .ndjson {

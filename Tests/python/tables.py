@@ -38,11 +38,13 @@ RECORD_KINDS = ["receipt", "jws_transaction", "jws_renewal", "jws_notification",
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 TS_2008, TS_2031 = 1199145600000, 1924992000000
-# Awkward strings: CSV metacharacters, Unicode (accents, CJK, emoji, RTL), spaces, the empty string.
+# Awkward strings: CSV metacharacters, Unicode (accents, CJK, emoji, RTL), spaces, the empty string, formulas.
 TRICKY = [
     "plain", "comma,inside", 'quote"inside', '"fully quoted"', "new\nline", "carriage\rreturn", "crlf\r\nend",
     "  leading and trailing  ", "", "ünïcødé", "日本語のテキスト", "emoji 🧾💳", "עברית", "tab\tinside", ",", '"',
     "\n", "a,b\n\"c\"", "back\\slash", "null", "NULL", "NA", "-", "=1+2",
+    # Cells a spreadsheet runs as formulas.
+    '=HYPERLINK("http://x")', "+1+1", "-2+3", "@SUM(A1)", "\t=1", "\r=1", "=1,2",
 ]
 SOURCES = ["a.ndjson", "b,comma.ndjson.zst", "-", "dossier/reçus été.jsonl", 'quote"name.b64']
 BUNDLES = ["com.example.app", "com.whitepaek.apps", "jp.co.例え.アプリ", "com.x"]

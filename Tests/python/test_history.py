@@ -168,6 +168,8 @@ def _csv_text(value):
         return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
     if isinstance(value, str) and value == "":
         return '""'
+    if isinstance(value, str) and value.startswith(("=", "+", "-", "@", "\t", "\r")):
+        return "'" + value  # contract.md, Formats: a cell a spreadsheet would run as a formula
     return str(value)
 
 

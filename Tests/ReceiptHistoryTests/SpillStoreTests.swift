@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+
+@testable import ReceiptHistory
+
+/// A record keyed by a number, with a payload that makes the store spill early and a count that merging adds up.
+struct NumberedRecord: SpillRecord, Equatable {
+    var key: Int64
+    var count: Int64
+    var payload: [UInt8]
+
+    var storeKey: Int64 { key }
+    mutating func merge(_ other: NumberedRecord) { count += other.count }
+    var estimatedBytes: Int { 64 + payload.count }
+
+    func partition(_ count: Int, seed: UInt64) -> Int {
+        let bytes = withUnsafeBytes(of: key.littleEndian) { Array($0) }
+        return Int(stableHash(bytes, seed: seed) % UInt64(count))
+    }
+
+    static func precedes(_ a: NumberedRecord, _ b: NumberedRecord) -> Bool { a.key < b.key }
+
+    func encode(into w: inout SpillWriter) {
+        w.i64(key)
+        w.i64(count)
+        w.text(payload)
+    }
+
+    static func decode(_ r: inout SpillReader) throws(HistoryError) -> NumberedRecord {
+        NumberedRecord(key: try r.i64(), count: try r.i64(), payload: try r.text())
+    }
+}
+
+/// The spill store's merge: in passes of a bounded fan-in, with the rows of a single merge. (That a run needs few
+/// descriptors is tested end to end under `ulimit -n 64`, in a process of its own.)
+@Suite struct SpillStoreTests {
+    /// 6,000 keys, each added `1 + key % 3` times: about 5 MB of estimated bytes, far over the smallest budget
+    /// (64 KB), so every partition is split again and the reduce makes hundreds of sorted runs.
+    static let keys = 6_000
+    static func adds() -> [NumberedRecord] {
+        var out: [NumberedRecord] = []
+        for k in 0..<keys {
+            for _ in 0...(k % 3) {
+                // A scattered order, so that runs interleave.
+                let key = Int64((k * 7_919) % keys)
+                out.append(NumberedRecord(key: key, count: 1, payload: Array(repeating: UInt8(key & 0xFF), count: 700)))
+            }
+        }
+        return out
+    }
+
+    /// What the store must emit: one record per key, counts added up, in key order.
+    static func expected() -> [NumberedRecord] {
+        var byKey: [Int64: NumberedRecord] = [:]
+        for r in adds() { byKey[r.key, default: NumberedRecord(key: r.key, count: 0, payload: r.payload)].count += 1 }
+        return byKey.values.sorted { $0.key < $1.key }
+    }
+
+    static func reduce(fanIn: Int?) throws -> (rows: [NumberedRecord], spilled: Int64, leftover: [String]) {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("rf-spill-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let store = SpillStore<NumberedRecord>(
+            segment: root + "/segment", workDirectory: root + "/work", budget: 1 << 16, fanIn: fanIn)
+        for r in adds() { try store.add(r) }
+        var rows: [NumberedRecord] = []
+        try store.reduce { r throws(HistoryError) in rows.append(r) }
+        let leftover = (try? FileManager.default.contentsOfDirectory(atPath: root + "/work")) ?? []
+        return (rows, store.spilledBytes, leftover)
+    }
+
+    @Test func mergesInPassesOfATinyFanInGiveTheRowsOfOneMerge() throws {
+        let want = Self.expected()
+        let onePass = try Self.reduce(fanIn: 1 << 20)
+        #expect(onePass.rows == want)
+        for fanIn in [2, 3, 16] {
+            let passes = try Self.reduce(fanIn: fanIn)
+            #expect(passes.rows == want, "fan-in \(fanIn)")
+            // The extra passes wrote the spilled bytes again: more runs than the fan-in were there to merge.
+            #expect(passes.spilled > onePass.spilled, "fan-in \(fanIn)")
+            #expect(passes.leftover.isEmpty, "fan-in \(fanIn): \(passes.leftover)")
+        }
+    }
+
+    @Test func eachPassRewritesTheRunsOnceSoTheWorkGrowsWithTheLogarithmOfTheRuns() throws {
+        // Every pass writes the merged bytes once; the bytes of the sorted runs are the same whatever the fan-in.
+        let one = try Self.reduce(fanIn: 1 << 20).spilled
+        let two = try Self.reduce(fanIn: 2).spilled
+        let sixteen = try Self.reduce(fanIn: 16).spilled
+        #expect(sixteen < two)
+        // At most log2(runs) passes of about the data's size each: with under 2^12 runs, 12 passes.
+        #expect(two - one < 12 * one)
+    }
+
+    @Test func theFanInIsTheDescriptorLimitLessThoseOpenAndAReserveWithinBounds() throws {
+        #expect(DescriptorBudget.fanIn(limit: 64, open: 10) == 64 - 10 - DescriptorBudget.reserve)
+        #expect(DescriptorBudget.fanIn(limit: 20, open: 10) == DescriptorBudget.minimumFanIn)
+        #expect(DescriptorBudget.fanIn(limit: Int.max, open: 10) == DescriptorBudget.maximumFanIn)
+        #expect(DescriptorBudget.fanIn(limit: nil, open: nil) == 256 - 64 - DescriptorBudget.reserve)
+        // This process: a limit is readable, the descriptor folder lists at least standard input, output and error.
+        #expect(try #require(DescriptorBudget.softLimit()) > 0)
+        #expect(try #require(DescriptorBudget.openDescriptors()) >= 3)
+        let fanIn = DescriptorBudget.mergeFanIn()
+        #expect(fanIn >= DescriptorBudget.minimumFanIn && fanIn <= DescriptorBudget.maximumFanIn)
+    }
+}
