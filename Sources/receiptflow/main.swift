@@ -16,7 +16,8 @@ let usage = """
     Run `receiptflow COMMAND --help` for a command's options.
     """
 
-var arguments = Array(CommandLine.arguments.dropFirst())
+// From the raw bytes: a file name that is not UTF-8 stays exactly what it is (`RawPath`).
+var arguments = Array(rawArguments().dropFirst())
 guard let command = arguments.first else {
     FileHandle.standardError.write(Data((usage + "\n").utf8))
     exit(2)
