@@ -152,6 +152,8 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
 
     public func abort() {
         writer.discardPart()
+        // An orderly stop leaves `manifest.json` listing every committed part (a kill leaves them in the log).
+        if (try? store.rewrite(manifest)) != nil { store.finish(removingLog: true) }
         unlock()
     }
 

@@ -46,8 +46,9 @@ struct OutputFolderClaim {
                 return "\(folder) holds another run's files (\(files.joined(separator: ", "))): add --overwrite to "
                     + "replace that run, or give an empty or new --out"
             case .wouldTouchInput(let input, let path):
-                return "the input \(input) is \(path), which this run would write over or remove: nothing was "
-                    + "written; move the input out of the output directory or give another --out"
+                let which = input == path ? "" : " (as \(path))"
+                return "the input \(input) is in the output directory\(which) under a name this run would write over "
+                    + "or remove: nothing was written; move the input out of the output directory or give another --out"
             case .foreignFiles(let folder, let files):
                 return "\(folder) holds \(files.joined(separator: ", ")), which no run of receiptflow wrote (no "
                     + "summary.json or manifest.json there lists it) and which this run would replace: nothing was "
