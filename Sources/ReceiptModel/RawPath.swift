@@ -40,7 +40,8 @@ public enum RawPath {
             case .error(let length):
                 invalid = true
                 for b in bytes[i..<(i + length)] {
-                    out += "\\x" + String(b >> 4, radix: 16, uppercase: true) + String(b & 15, radix: 16, uppercase: true)
+                    out +=
+                        "\\x" + String(b >> 4, radix: 16, uppercase: true) + String(b & 15, radix: 16, uppercase: true)
                 }
                 i += length
             case .emptyInput:

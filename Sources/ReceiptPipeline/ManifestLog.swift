@@ -102,6 +102,7 @@ public final class ManifestStore {
 
     private func openLog() throws(SinkError) -> Int32 {
         if log >= 0 { return log }
+        if let input = ProtectedFiles.input(at: path) { throw SinkError(.inputInTheWay, path: path, value: input) }
         let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
         if fd < 0 { throw SinkError.system(.create, path) }
         log = fd

@@ -122,6 +122,7 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
     }
 
     private static func remove(_ path: String) throws(SinkError) {
+        if let input = ProtectedFiles.input(at: path) { throw SinkError(.inputInTheWay, path: path, value: input) }
         if unlink(path) != 0 && errno != ENOENT { throw SinkError.system(.remove, path) }
     }
 
@@ -213,4 +214,3 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
         manifest.chainCacheMisses = earlierMisses + (cache?.misses ?? 0)
     }
 }
-

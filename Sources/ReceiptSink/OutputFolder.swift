@@ -87,6 +87,7 @@ public enum OutputFolder {
 
     /// `unlink`, with a missing file accepted.
     static func removeFile(_ path: String) throws(SinkError) {
+        try ProtectedFiles.check(path)
         if unlink(path) != 0 && errno != ENOENT { throw SinkError.system(.remove, path) }
     }
 

@@ -63,10 +63,13 @@ struct OutputFolderClaim {
             return .failure(refusal)
         }
         // A folder whose name is not UTF-8 is used through its descriptor, by its exact bytes (`RawPath`).
-        var out = setup.out
+        let given = setup.out
+        var out = given
         let created = RawPath.withFileSystemPath(out) { access($0, F_OK) } != 0
         if !created { out = pathByDescriptor(out, directory: true) }
-        // Before anything is written: no file the run may create, replace or remove is one of its inputs.
+        // Before anything is written: no file the run may create, replace or remove is one of its inputs. The
+        // writers check each file again (`ProtectedFiles`).
+        ProtectedFiles.protect(setup.config.inputs + setup.trustAnchors)
         if !created, let hit = InputGuard(paths: setup.config.inputs + setup.trustAnchors).touchedInput(in: out) {
             return refuse(.wouldTouchInput(input: hit.input, path: MessagePaths.apply(hit.path)))
         }
@@ -100,7 +103,7 @@ struct OutputFolderClaim {
         }
         return .success(
             OutputFolderClaim(
-                directory: out, given: setup.out, lock: lock, earlierRun: setup.overwrite ? files.removable : [],
+                directory: out, given: given, lock: lock, earlierRun: setup.overwrite ? files.removable : [],
                 created: created))
     }
 

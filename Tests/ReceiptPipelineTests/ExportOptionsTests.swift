@@ -18,10 +18,11 @@ import Testing
         let id = ExportOptions.identity(given: Self.given([]), canonical: [:])
         let output = Set(ExportOptions.all.filter(\.changesOutput).map(\.name))
         #expect(Set(id.keys) == output)
-        for name in ["--as-of", "--no-history", "--environment", "--bundle-id", "--app-version", "--field",
+        for name in [
+            "--as-of", "--no-history", "--environment", "--bundle-id", "--app-version", "--field",
             "--id-field", "--device-id-field", "--require-device-match", "--no-verify", "--trust-anchor", "--format",
-            "--max-record-size"]
-        {
+            "--max-record-size",
+        ] {
             #expect(output.contains(name), "\(name)")
         }
         for name in ["--threads", "--progress", "--quiet", "--out", "--resume", "--overwrite", "--part-records"] {

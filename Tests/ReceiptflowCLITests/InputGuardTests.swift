@@ -66,7 +66,8 @@ struct InputGuardTests {
                     ["export", given.path, "--out", out.path, "--trust-anchor", FailSafe.apple, "--quiet"] + extra)
                 let label = "\(name) (\(how), \(extra))"
                 #expect(status == 2, "\(label): \(err)")
-                #expect(err.contains("the input \(given.path)") && err.contains("nothing was written"), "\(label): \(err)")
+                #expect(
+                    err.contains("the input \(given.path)") && err.contains("nothing was written"), "\(label): \(err)")
                 #expect(FailSafe.snapshot(dir) == before, "\(label)")
             }
         }
@@ -78,9 +79,10 @@ struct InputGuardTests {
         let anchor = out.appendingPathComponent("summary.json")
         try FileManager.default.copyItem(atPath: FailSafe.apple, toPath: anchor.path)
         let before = FailSafe.snapshot(dir)
-        let (status, _, err) = try runTool(FailSafe.args([input.path], out, "csv", ["--overwrite"]).map {
-            $0 == FailSafe.apple ? anchor.path : $0
-        })
+        let (status, _, err) = try runTool(
+            FailSafe.args([input.path], out, "csv", ["--overwrite"]).map {
+                $0 == FailSafe.apple ? anchor.path : $0
+            })
         #expect(status == 2 && err.contains("the input \(anchor.path)"), "\(err)")
         #expect(FailSafe.snapshot(dir) == before)
     }

@@ -108,7 +108,8 @@ struct RawPathExportTests {
             let common = "export in.ndjson --out \"p\(c.shell)\" --format csv --trust-anchor '\(FailSafe.apple)'"
             let (s0, e0) = try run(common + " --part-records 5 --as-of 2024-01-01", in: dir)
             #expect(s0 == 0, "\(e0)")
-            let manifest = try #require(read(Array(dir.path.utf8) + Array("/p".utf8) + c.bytes + Array("/manifest.json".utf8)))
+            let manifest = try #require(
+                read(Array(dir.path.utf8) + Array("/p".utf8) + c.bytes + Array("/manifest.json".utf8)))
             #expect(!manifest.isEmpty)
             let (s1, e1) = try run(common + " --resume", in: dir)
             #expect(s1 == 2 && e1.contains("--as-of") && e1.contains("p\(c.text)"), "\(e1)")
