@@ -23,6 +23,11 @@ guard let command = arguments.first else {
     exit(2)
 }
 arguments.removeFirst()
+// `export` and `inspect` use such paths as given; the other commands write files by name and take UTF-8 only,
+// rather than a file under another name.
+if !["export", "inspect"].contains(command), let raw = arguments.first(where: RawPath.isRaw) {
+    exit(usageError(command, "'\(raw)' is not UTF-8; this command takes UTF-8 paths only"))
+}
 let status: Int32
 switch command {
 case "export": status = runExport(arguments)

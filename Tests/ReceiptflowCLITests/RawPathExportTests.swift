@@ -117,4 +117,14 @@ struct RawPathExportTests {
             #expect(s2 == 0 && e2.contains("already complete"), "\(e2)")
         }
     }
+
+    @Test func commandsThatNameFilesByTextRefuseAPathThatIsNotUTF8() throws {
+        let dir = try FailSafe.temporaryDirectory("rawpath-generate")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for c in Self.cases {
+            let (status, err) = try run("generate --count 2 --out \"g\(c.shell).ndjson\" --quiet", in: dir)
+            #expect(status == 2 && err.contains("g\(c.text).ndjson") && err.contains("not UTF-8"), "\(err)")
+            #expect(names(Array(dir.path.utf8)).isEmpty, "\(c.text)")
+        }
+    }
 }
