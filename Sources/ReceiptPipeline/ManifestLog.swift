@@ -65,8 +65,14 @@ public final class ManifestStore {
 
     /// Writes `manifest` whole (durably) and empties the log.
     public func rewrite(_ manifest: PartManifest) throws(SinkError) {
-        try manifest.write(to: directory)
-        bytesWritten += (try? manifest.encoded().count) ?? 0
+        let bytes: [UInt8]
+        do throws(ManifestError) {
+            bytes = try manifest.encoded()
+        } catch {
+            throw SinkError(.cannotRender, path: PartManifest.fileName, detail: error.message)
+        }
+        try replaceFileDurably(directory: directory, name: PartManifest.fileName, bytes: bytes)
+        bytesWritten += bytes.count
         rewrites += 1
         partsInBase = manifest.parts.count
         try truncateLog()

@@ -37,9 +37,10 @@ let exportUsage = """
       --max-record-size BYTES        longest input line accepted (default 1048576)
       --progress / --quiet           progress on standard error (default: when it is a terminal); --quiet
                                      also drops the notes and the closing line
-      --overwrite                    replace the run already in DIR (its tables, summary.json, manifest.json
-                                     and part folders are removed when this run commits); without it a DIR
-                                     holding another run's files is refused
+      --overwrite                    replace the run already in DIR (the files its summary.json or
+                                     manifest.json lists are removed when this run commits; files named like
+                                     tables that no run wrote are kept); without it a DIR holding another
+                                     run's files is refused. A run never writes over one of its inputs
 
     purchase history (docs/history.md):
       --as-of DATE                   the time subscription states are given at, RFC 3339 (2024-05-01T00:00:00Z)
