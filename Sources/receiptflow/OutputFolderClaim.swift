@@ -70,7 +70,7 @@ struct OutputFolderClaim {
         // Before anything is written: no file the run may create, replace or remove is one of its inputs. The
         // writers check each file again (`ProtectedFiles`).
         ProtectedFiles.protect(setup.config.inputs + setup.trustAnchors)
-        if !created, let hit = InputGuard(paths: setup.config.inputs + setup.trustAnchors).touchedInput(in: out) {
+        if !created, let hit = InputGuard.touchedInput(in: out) {
             return refuse(.wouldTouchInput(input: hit.input, path: MessagePaths.apply(hit.path)))
         }
         if created { out = pathByDescriptor(out, directory: true, create: true) }
