@@ -18,6 +18,8 @@ public struct EarlierRun: Sendable, Equatable {
         if let summary = summaryFiles(directory) {
             run.files.formUnion(summary)
             run.files.insert("summary.json")
+            // `receiptflow report` writes its page and aggregates of the run beside it.
+            run.files.formUnion(Self.reportFiles)
         }
         let manifestPath = joinPath(directory, PartManifest.fileName)
         if FileManager.default.fileExists(atPath: manifestPath) {
@@ -48,6 +50,9 @@ public struct EarlierRun: Sendable, Equatable {
         if object["history"] != nil { files.formUnion(historyFiles(format)) }
         return files
     }
+
+    /// What `receiptflow report` (or `export --report`) writes beside a run.
+    public static let reportFiles = ["report-data.json", "report.html"]
 
     /// `purchases.<ext>` and `subscriptions.<ext>`.
     public static func historyFiles(_ format: OutputFormat) -> [String] {

@@ -56,6 +56,7 @@ public enum ExportOptions {
         ExportOption("--max-record-size", .value, .output(unset: "not given")),
         ExportOption("--as-of", .value, .output(unset: "the newest contributing receipt")),
         ExportOption("--no-history", .flag, .output(unset: "not given")),
+        ExportOption("--report", .flag, .output(unset: "not given")),
         ExportOption("--part-records", .value, .partSize),
         ExportOption("--out", .value, .none(why: "the folder written to, held by the manifest itself")),
         ExportOption("--threads", .value, .none(why: "rows are the same with any number of workers")),

@@ -9,8 +9,11 @@
 public enum OutputFolder {
     /// Table names, written as `NAME.<ext>` by a plain run and as a folder `NAME/part-NNNNN.<ext>` by a parts run.
     public static let tables = ["receipts", "transactions", "renewals", "purchases", "subscriptions"]
-    /// Files of a run beside the tables.
-    public static let runFiles = ["summary.json", "manifest.json", "manifest.log"]
+    /// Files of a run beside the tables (the manifest's log of a parts run; the report's aggregates and page:
+    /// `receiptflow report`).
+    public static let runFiles = [
+        "summary.json", "manifest.json", "manifest.log", "report-data.json", "report.html",
+    ]
     static let extensions = ["parquet", "csv", "ndjson"]
     /// The spill folder of a plain run's purchase history, followed by its pid.
     static let historySpillPrefix = ".receiptflow-history-"

@@ -132,6 +132,9 @@ private struct Ownership {
         hasManifest = run.files.contains(PartManifest.fileName)
         var writes = Set(["summary.json"])
         if setup.history { writes.formUnion(EarlierRun.historyFiles(setup.format)) }
+        // A plain run writes the report's aggregates beside its tables, and the page with `--report`.
+        if !setup.inParts { writes.insert("report-data.json") }
+        if setup.report { writes.insert("report.html") }
         if setup.inParts {
             writes.formUnion([PartManifest.fileName, ManifestStore.logName])
         } else {
