@@ -1,7 +1,7 @@
 import Foundation
 
 /// A small argument scanner for the command-line tools: `--name value`, `--name=value`, flags, and positionals.
-public struct Arguments {
+public struct Arguments: Sendable {
     public private(set) var positionals: [String] = []
     private var options: [(String, String?)] = []
 
@@ -55,7 +55,42 @@ public struct Arguments {
     }
 }
 
-/// Writes one line to standard error.
+/// Writes one line to standard error (paths reached through a descriptor named as they were given,
+/// `MessagePaths`).
 public func printError(_ s: String) {
-    FileHandle.standardError.write(Data((s + "\n").utf8))
+    FileHandle.standardError.write(Data((MessagePaths.apply(s) + "\n").utf8))
+}
+
+/// Paths that messages name otherwise: a folder whose name is not UTF-8 is reached through its open descriptor
+/// (`/proc/self/fd/N`), and messages name it as it was given (its escaped text).
+public enum MessagePaths {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var shown: [(path: String, text: String)] = []
+
+    /// Messages say `text` where they would say `path`.
+    public static func show(_ path: String, as text: String) {
+        lock.lock()
+        shown.append((path, text))
+        lock.unlock()
+    }
+
+    /// `s` with every registered path (not followed by a further digit) replaced by its text.
+    public static func apply(_ s: String) -> String {
+        lock.lock()
+        let pairs = shown
+        lock.unlock()
+        var out = s
+        for (path, text) in pairs {
+            var result = ""
+            var rest = out[...]
+            while let r = rest.range(of: path) {
+                let next = rest[r.upperBound...].first
+                result += rest[..<r.lowerBound]
+                result += next?.isNumber == true ? String(rest[r]) : text
+                rest = rest[r.upperBound...]
+            }
+            out = result + rest
+        }
+        return out
+    }
 }

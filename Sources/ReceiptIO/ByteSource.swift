@@ -1,3 +1,5 @@
+import ReceiptModel
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -31,7 +33,8 @@ public final class FileByteSource: ByteSource {
             fd = 0
             ownsDescriptor = false
         } else {
-            let d = open(path, O_RDONLY | O_CLOEXEC)
+            // The path's own bytes, also when they are not UTF-8 (`RawPath`).
+            let d = RawPath.withFileSystemPath(path) { open($0, O_RDONLY | O_CLOEXEC) }
             guard d >= 0 else {
                 throw InputError(.cannotOpen, input: path, reason: Self.errnoText())
             }

@@ -1,3 +1,5 @@
+import ReceiptModel
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -34,7 +36,8 @@ public enum InputOpener {
         if path == "-" {
             return fstat(0, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG ? Int(st.st_size) : nil
         }
-        guard stat(path, &st) == 0, access(path, R_OK) == 0 else {
+        let found = RawPath.withFileSystemPath(path) { stat($0, &st) == 0 && access($0, R_OK) == 0 }
+        guard found else {
             throw InputError(.cannotOpen, input: path, reason: String(cString: strerror(errno)))
         }
         switch st.st_mode & S_IFMT {

@@ -128,7 +128,8 @@ public struct PartEntry: Codable, Sendable, Equatable {
 }
 
 /// `manifest.json` of a run written in parts: what the run is (its identity), which parts are committed and what
-/// input each covers, and where a resumed run continues. Rewritten atomically after every committed part.
+/// input each covers, and where a resumed run continues. Written whole when a run starts, completes or compacts
+/// its log; each committed part in between is appended to `manifest.log` (`ManifestStore`).
 public struct PartManifest: Codable, Sendable, Equatable {
     public static let fileName = "manifest.json"
     public static let currentVersion = 1
@@ -176,7 +177,7 @@ public struct PartManifest: Codable, Sendable, Equatable {
 
     // MARK: - Files
 
-    /// Reads `directory/manifest.json`; nil when there is none.
+    /// Reads `directory/manifest.json` and the parts `manifest.log` adds to it; nil when there is no manifest.
     public static func load(from directory: String) throws(ManifestError) -> PartManifest? {
         let path = (directory as NSString).appendingPathComponent(fileName)
         guard FileManager.default.fileExists(atPath: path) else { return nil }
@@ -190,7 +191,9 @@ public struct PartManifest: Codable, Sendable, Equatable {
         guard manifest.manifestVersion == currentVersion else {
             throw ManifestError(.unsupportedVersion, path: path, value: String(manifest.manifestVersion))
         }
-        return manifest
+        var m = manifest
+        try ManifestStore.replay(directory, onto: &m)
+        return m
     }
 
     /// The JSON text: keys sorted, indented, so that manifests diff cleanly.

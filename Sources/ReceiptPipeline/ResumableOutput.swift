@@ -22,6 +22,8 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
     public let directory: String
     /// The manifest as last written.
     public private(set) var manifest: PartManifest
+    /// Where the manifest is written: whole, or one log line per committed part.
+    public let store: ManifestStore
     private let writer: PartWriter
     private let cache: ChainCache?
     private let started = ContinuousClock.now
@@ -62,6 +64,7 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
         }
         self.directory = directory
         self.cache = cache
+        store = ManifestStore(directory: directory)
         var m = manifest
         m.complete = false
         m.attempts += 1
@@ -82,7 +85,7 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
         }
         try Self.checkListedParts(m, directory)
         try Self.remove(joinPath(directory, "summary.json"))
-        try m.write(to: directory)
+        try store.rewrite(m)
         try Self.removeUnlisted(m, directory, format)
     }
 
@@ -119,6 +122,7 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
     }
 
     private static func remove(_ path: String) throws(SinkError) {
+        if let input = ProtectedFiles.input(at: path) { throw SinkError(.inputInTheWay, path: path, value: input) }
         if unlink(path) != 0 && errno != ENOENT { throw SinkError.system(.remove, path) }
     }
 
@@ -141,13 +145,16 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
         }
         manifest.complete = true
         stamp()
-        try manifest.write(to: directory)
+        try store.rewrite(manifest)
+        store.finish(removingLog: true)
         history?.removeSpill()
         unlock()
     }
 
     public func abort() {
         writer.discardPart()
+        // An orderly stop leaves `manifest.json` listing every committed part (a kill leaves them in the log).
+        if (try? store.rewrite(manifest)) != nil { store.finish(removingLog: true) }
         unlock()
     }
 
@@ -189,7 +196,7 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
         manifest.resume = ResumePoint(
             position: position, sourceBytes: position.source == bytesSource ? runBytes : resumeBytes(position))
         stamp()
-        try manifest.write(to: directory)
+        try store.commit(manifest)
         partCounts = BatchCounts()
         partStart = position
     }
@@ -206,9 +213,4 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
         manifest.chainCacheHits = earlierHits + (cache?.hits ?? 0)
         manifest.chainCacheMisses = earlierMisses + (cache?.misses ?? 0)
     }
-}
-
-/// `directory/name`, without doubling a trailing slash.
-private func joinPath(_ directory: String, _ name: String) -> String {
-    directory.hasSuffix("/") ? directory + name : directory + "/" + name
 }

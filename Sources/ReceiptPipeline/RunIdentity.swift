@@ -35,7 +35,7 @@ public struct InputFingerprint: Codable, Sendable, Equatable {
             return InputFingerprint(path: path, size: nil, mtimeNanoseconds: nil, headSHA256: nil, headBytes: 0)
         }
         var st = stat()
-        guard stat(path, &st) == 0 else {
+        guard RawPath.withFileSystemPath(path, { stat($0, &st) }) == 0 else {
             throw InputError(.cannotOpen, input: path, reason: String(cString: strerror(errno)))
         }
         // A pipe or device (`<(zstdcat ...)`, /dev/stdin) cannot be checked without consuming it.
@@ -117,27 +117,32 @@ public struct RowOptions: Codable, Sendable, Equatable {
     }
 }
 
-/// What a run is: tool version, format, inputs and row-changing options. A resumed run must match the
+/// What a run is: tool version, format, inputs and output-changing options. A resumed run must match the
 /// manifest's identity exactly, or its rows would differ from those already committed.
 public struct RunIdentity: Codable, Sendable, Equatable {
     public var toolVersion: String
     public var format: String
     public var inputs: [InputFingerprint]
     public var options: RowOptions
+    /// Every option of the command line that changes output, by name, with its value (`ExportOptions.identity`);
+    /// nil for an identity made without a command line.
+    public var outputOptions: [String: String]?
 
     public init(
         toolVersion: String = ReceiptflowVersion.string, format: String, inputs: [InputFingerprint],
-        options: RowOptions
+        options: RowOptions, outputOptions: [String: String]? = nil
     ) {
         self.toolVersion = toolVersion
         self.format = format
         self.inputs = inputs
         self.options = options
+        self.outputOptions = outputOptions
     }
 
     enum CodingKeys: String, CodingKey {
         case format, inputs, options
         case toolVersion = "tool_version"
+        case outputOptions = "output_options"
     }
 
     /// Why `self` (this command line, now) cannot continue the run recorded as `recorded`; nil when it can.
@@ -191,6 +196,15 @@ public struct RunIdentity: Codable, Sendable, Equatable {
         }
         if o.maxRecordSize != r.maxRecordSize {
             differs("--max-record-size", String(o.maxRecordSize), String(r.maxRecordSize))
+        }
+        // The command line's options, each named once (the row options above already named some of them).
+        if outputOptions != nil || recorded.outputOptions != nil {
+            let now = outputOptions ?? [:]
+            let then = recorded.outputOptions ?? [:]
+            for name in Set(now.keys).union(then.keys).sorted() where now[name] != then[name] {
+                if commandLine.contains(where: { $0.hasPrefix(name + " ") }) { continue }
+                differs(name, Self.text(now[name]), Self.text(then[name]))
+            }
         }
         if commandLine.isEmpty && changedFiles.isEmpty { return nil }
         return IdentityMismatch(commandLine: commandLine, changedInputs: changedFiles)

@@ -50,6 +50,7 @@ public final class CommitUnit: @unchecked Sendable {
             try syncDirectory(directory)
             try OutputFolder.removeFile(join(directory, Self.marker))
             try syncDirectory(directory)
+            for f in files { try ProtectedFiles.check(join(directory, f.name)) }
             for f in files where f.name != Self.marker {
                 if rename(f.temp, join(directory, f.name)) != 0 {
                     throw SinkError.system(.rename(to: join(directory, f.name)), f.temp)

@@ -26,6 +26,8 @@ final class OutputFile {
         self.unit = unit
         path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
         tempPath = (directory.hasSuffix("/") ? directory : directory + "/") + ".\(name).\(getpid()).tmp"
+        try ProtectedFiles.check(tempPath)
+        try ProtectedFiles.check(path)
         fd = open(tempPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         if fd < 0 { throw SinkError.system(.create, tempPath) }
         buffer.reserveCapacity(bufferLimit)
@@ -122,6 +124,7 @@ final class OutputFile {
                 unit.add(temp: tempPath, name: name)
                 return
             }
+            try ProtectedFiles.check(path)
             if rename(tempPath, path) != 0 { throw SinkError.system(.rename(to: path), tempPath) }
         } catch {
             discard()

@@ -41,6 +41,8 @@ public struct SinkError: Error, Sendable, Equatable, CustomStringConvertible {
         case cannotRender
         /// The purchase-history stage failed (`detail`: its message).
         case history
+        /// `path` in the output folder, which the run was about to write over or remove, is its input `value`.
+        case inputInTheWay
         /// A check of the writer's own invariants failed (`detail`: which); a bug, never bad input.
         case internalError
     }
@@ -144,6 +146,9 @@ public struct SinkError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unknownFormat: return "the manifest names an unknown format '\(v)'"
         case .cannotRender: return detail ?? "cannot render \(file)"
         case .history: return detail ?? "the purchase history could not be written"
+        case .inputInTheWay:
+            return "\(file) is the input \(v), which this run must not write over or remove: move the input out of "
+                + "the output directory or give another --out"
         case .internalError: return "internal error: \(detail ?? "an invariant of the writer does not hold")"
         }
     }

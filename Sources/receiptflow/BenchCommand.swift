@@ -84,7 +84,8 @@ func runBench(_ argv: [String]) -> Int32 {
 
     let anchors: TrustAnchors
     do throws(TrustAnchorError) {
-        anchors = try TrustAnchors.load(paths: args.values("--trust-anchor"))
+        anchors = try TrustAnchors.load(
+            paths: args.values("--trust-anchor").map { pathByDescriptor($0, directory: false) })
     } catch {
         printError("receiptflow bench: \(error.message)")
         return 1

@@ -46,9 +46,10 @@ let exportUsage = """
                                      also drops the notes and the closing line
       --report                       also write report.html, a one-page summary of the run for people
                                      (`receiptflow report --help`)
-      --overwrite                    replace the run already in DIR (its tables, summary.json, manifest.json
-                                     and part folders are removed when this run commits); without it a DIR
-                                     holding another run's files is refused
+      --overwrite                    replace the run already in DIR (the files its summary.json or
+                                     manifest.json lists are removed when this run commits; files named like
+                                     tables that no run wrote are kept); without it a DIR holding another
+                                     run's files is refused. A run never writes over one of its inputs
 
     purchase history (docs/history.md):
       --as-of DATE                   the time subscription states are given at, RFC 3339 (2024-05-01T00:00:00Z)
@@ -79,7 +80,7 @@ func runExport(_ argv: [String]) -> Int32 {
         print(exportUsage)
         return 0
     }
-    let setup: ExportSetup
+    var setup: ExportSetup
     do throws(UsageError) {
         setup = try ExportSetup(argv)
     } catch {
@@ -111,11 +112,16 @@ func runExport(_ argv: [String]) -> Int32 {
     var folder: OutputFolderClaim? = nil
     if setup.out != "-" {
         switch OutputFolderClaim.take(setup) {
-        case .success(let claim): folder = claim
+        case .success(let claim):
+            folder = claim
+            setup.out = claim.directory
         case .failure(let refusal): return refusal.status
         }
     }
-    if setup.inParts { return runInParts(setup, config, cache: cache, metadata: metadata, lock: folder?.lock) }
+    if setup.inParts {
+        return runInParts(
+            setup, config, cache: cache, metadata: metadata, lock: folder?.lock, replacing: folder?.earlierRun ?? [])
+    }
 
     let sink: BatchSink
     let unit = folder.map { CommitUnit(directory: $0.directory) }
@@ -258,17 +264,13 @@ struct ExportSetup {
     /// The writers' options: `--csv-raw`.
     var sinkOptions = SinkOptions()
 
+    /// The command line as given, for the run's identity (`outputOptions`).
+    let args: Arguments
+
     init(_ argv: [String]) throws(UsageError) {
-        let args = try Arguments(
-            argv,
-            flags: [
-                "--no-verify", "--progress", "--quiet", "--resume", "--require-device-match", "--no-history",
-                "--overwrite", "--report", "--csv-raw",
-            ],
-            valued: [
-                "--out", "--format", "--trust-anchor", "--field", "--id-field", "--environment", "--bundle-id",
-                "--threads", "--max-record-size", "--part-records", "--app-version", "--device-id-field", "--as-of",
-            ])
+        // Every option is declared once, with whether it changes output (the resumed run's identity).
+        let args = try Arguments(argv, flags: ExportOptions.flags, valued: ExportOptions.valued)
+        self.args = args
         guard let out = args.value("--out"), !out.isEmpty else {
             throw UsageError(
                 .missingOption, option: "--out DIR", expected: "the directory to write the tables and summary.json to")
@@ -295,7 +297,7 @@ struct ExportSetup {
         if config.inputs.filter({ $0 == "-" }).count > 1 {
             throw UsageError(.invalidCombination, option: "-", detail: "standard input (-) can be given only once")
         }
-        trustAnchors = args.values("--trust-anchor")
+        trustAnchors = args.values("--trust-anchor").map { pathByDescriptor($0, directory: false) }
         config.verify = !args.has("--no-verify")
         if let f = args.value("--field") {
             guard !f.isEmpty else { throw UsageError(.emptyValue, option: "--field", expected: "a non-empty key name") }

@@ -48,7 +48,8 @@ func runInspect(_ argv: [String]) -> Int32 {
     var anchors: TrustAnchors? = nil
     if verify {
         do {
-            anchors = try TrustAnchors.load(paths: args.values("--trust-anchor"))
+            anchors = try TrustAnchors.load(
+                paths: args.values("--trust-anchor").map { pathByDescriptor($0, directory: false) })
         } catch {
             printError("receiptflow inspect: \(error.message)")
             return 1

@@ -10,10 +10,11 @@ import ReceiptVerify
 /// `export --part-records N` / `--resume`: the tables as folders of parts with `manifest.json`, started afresh
 /// or continued from the manifest after a crash, kill or SIGINT. Exit statuses as for `export`: 0 done, 1 could
 /// not complete (committed parts kept), 2 usage (including a command that does not match the run in DIR),
-/// 128 + the signal when interrupted. `lock` is the folder's lock when the caller holds it.
+/// 128 + the signal when interrupted. `lock` is the folder's lock when the caller holds it; `earlier` are the
+/// earlier run's files that `--overwrite` removes (`OutputFolderClaim`).
 func runInParts(
     _ setup: ExportSetup, _ baseConfig: PipelineConfig, cache: ChainCache?, metadata: RunMetadata,
-    lock: OutputLock? = nil
+    lock: OutputLock? = nil, replacing earlier: [String] = []
 ) -> Int32 {
     var config = baseConfig
     let out = setup.out
@@ -30,7 +31,8 @@ func runInParts(
     }
     let identity = RunIdentity(
         format: setup.format.rawValue, inputs: fingerprints,
-        options: RowOptions(config: config, trustAnchorsSHA256: metadata.trustAnchorSHA256))
+        options: RowOptions(config: config, trustAnchorsSHA256: metadata.trustAnchorSHA256),
+        outputOptions: setup.outputOptions(anchorsSHA256: metadata.trustAnchorSHA256))
     let existing: PartManifest?
     do throws(ManifestError) {
         existing = try PartManifest.load(from: out)
@@ -90,7 +92,7 @@ func runInParts(
     }
     if setup.overwrite {
         // A run in parts commits part by part, so the earlier run's files go before it starts.
-        for path in OutputFolder.earlierRun(in: out) {
+        for path in earlier {
             do throws(SinkError) {
                 try OutputFolder.remove(path, in: out)
             } catch {
@@ -190,4 +192,25 @@ private func writeSummary(_ setup: ExportSetup, _ config: PipelineConfig, _ mani
     return writeRunSummary(
         result, setup, config, parts: (manifest.parts.count, manifest.partRecords, manifest.attempts),
         history: manifest.history)
+}
+
+extension ExportSetup {
+    /// The options of this command line that change output, as a parts run's identity records them
+    /// (`ExportOptions`): `anchorsSHA256` are the trust anchors in effect.
+    func outputOptions(anchorsSHA256: [String]) -> [String: String] {
+        var asOfText = [UInt8]()
+        if let asOf { CivilTime.appendISO8601(epochMillis: asOf, into: &asOfText) }
+        let anchors = Set(anchorsSHA256.map { $0.lowercased() }).sorted()
+        var canonical = [
+            "--format": format.rawValue,
+            "--id-field": config.idField ?? "none",
+            "--max-record-size": String(config.reader.maxRecordSize),
+            "--trust-anchor": anchors.isEmpty ? "none" : anchors.joined(separator: " "),
+        ]
+        if asOf != nil { canonical["--as-of"] = String(decoding: asOfText, as: UTF8.self) }
+        let args = self.args
+        return ExportOptions.identity(
+            given: { name in args.has(name) && ExportOptions.flags.contains(name) ? [""] : args.values(name) },
+            canonical: canonical)
+    }
 }

@@ -17,12 +17,18 @@ let usage = """
     Run `receiptflow COMMAND --help` for a command's options.
     """
 
-var arguments = Array(CommandLine.arguments.dropFirst())
+// From the raw bytes: a file name that is not UTF-8 stays exactly what it is (`RawPath`).
+var arguments = Array(rawArguments().dropFirst())
 guard let command = arguments.first else {
     FileHandle.standardError.write(Data((usage + "\n").utf8))
     exit(2)
 }
 arguments.removeFirst()
+// `export` and `inspect` use such paths as given; the other commands write files by name and take UTF-8 only,
+// rather than a file under another name.
+if !["export", "inspect"].contains(command), let raw = arguments.first(where: RawPath.isRaw) {
+    exit(usageError(command, "'\(raw)' is not UTF-8; this command takes UTF-8 paths only"))
+}
 let status: Int32
 switch command {
 case "export": status = runExport(arguments)

@@ -114,6 +114,37 @@ private func csvRows(_ dir: URL, _ table: String) throws -> [Substring] {
         #expect(output.manifest.records == corpus.truth.count * 2)
     }
 
+    /// A kill during a part's commit: the part's files renamed into place, its log line cut short. The resumed
+    /// run ignores the torn line, removes the part's files (no entry lists them) and writes the clean run's rows.
+    @Test(arguments: [1, 30, -1])
+    func aTornLastLogLineIsIgnoredAndTheResumedRunIsTheCleanOne(cut: Int) throws {
+        let (clean, cleanCounts) = try cleanRun()
+        let dir = corpus.temporaryDirectory("resumable-torn")
+        _ = try attempt(dir, failAt: 7)
+        let m = try #require(try PartManifest.load(from: dir.path))
+        let last = try #require(m.parts.last)
+        var next = last
+        next.index += 1
+        next.files = PartWriter.relativePaths(next.index, .csv)
+        for (from, to) in zip(last.files, next.files) {
+            try FileManager.default.copyItem(at: dir.appendingPathComponent(from), to: dir.appendingPathComponent(to))
+        }
+        var line = try JSONEncoder().encode(PartLogEntry(part: next, of: m))
+        line = cut < 0 ? line : line.prefix(cut)
+        try line.write(to: dir.appendingPathComponent(ManifestStore.logName))
+        #expect(try PartManifest.load(from: dir.path) == m)
+        let (outcome, output) = try attempt(dir, failAt: nil)
+        guard case .completed = outcome else {
+            Issue.record("the resumed attempt did not complete: \(outcome)")
+            return
+        }
+        for table in ["receipts", "transactions"] {
+            #expect(try csvRows(dir, table) == csvRows(clean, table), "\(table), cut \(cut)")
+        }
+        #expect(try output.manifest.totalCounts() == cleanCounts)
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent(ManifestStore.logName).path))
+    }
+
     @Test func opensByRemovingTemporaryFilesUnlistedPartsAndTheOldSummary() throws {
         let dir = corpus.temporaryDirectory("resumable-clean-up")
         _ = try attempt(dir, failAt: 5)

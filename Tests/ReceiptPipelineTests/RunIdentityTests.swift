@@ -93,4 +93,31 @@ import Testing
         #expect(m.changedInputs.count == 1)
         #expect(m.changedInputs[0].contains("size 6 → 13 bytes") && m.changedInputs[0].contains("content"))
     }
+
+    @Test func namesEachChangedOutputOptionWithBothValues() throws {
+        let path = try Self.file(Array("line\n".utf8))
+        let base = try Self.identity([path])
+        let options = ExportOptions.identity(given: { _ in [] }, canonical: ["--format": "csv"])
+        var recorded = base
+        recorded.outputOptions = options
+        for (name, value) in [
+            ("--as-of", "2024-05-01T00:00:00.000Z"), ("--no-history", "given"), ("--app-version", "1.0"),
+            ("--device-id-field", "device"), ("--trust-anchor", "ab"), ("--environment", "sandbox"),
+        ] {
+            var now = recorded
+            now.outputOptions?[name] = value
+            let m = try #require(now.mismatch(resuming: recorded), "\(name)")
+            #expect(m.commandLine.count == 1 && m.changedInputs.isEmpty, "\(m.reasons)")
+            let reason = m.commandLine[0]
+            #expect(reason.hasPrefix(name + " is '\(value)'") && reason.contains("'\(options[name]!)'"), "\(reason)")
+        }
+        #expect(recorded.mismatch(resuming: recorded) == nil)
+        // A manifest made without a command line's options cannot be continued by a command line with them.
+        #expect(recorded.mismatch(resuming: base)?.commandLine.isEmpty == false)
+        // An option the row options already name is named once.
+        var noVerify = recorded
+        noVerify.options.verify = false
+        noVerify.outputOptions?["--no-verify"] = "given"
+        #expect(noVerify.mismatch(resuming: recorded)?.commandLine.count == 1)
+    }
 }

@@ -10,7 +10,7 @@ import Testing
     private static func remedy(_ e: SinkError) -> String {
         switch e.code {
         case .diskFull: return "free space"
-        case .permissionDenied, .notADirectory: return "fix --out"
+        case .permissionDenied, .notADirectory, .inputInTheWay: return "fix --out"
         case .folderClaimed: return "wait"
         case .parquetToStandardOutput, .tooManyParts: return "change the options"
         case .resumeMismatch, .unknownFormat: return "start over"

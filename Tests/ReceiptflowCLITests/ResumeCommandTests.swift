@@ -394,6 +394,45 @@ struct ResumeCommandTests {
         #expect(err.contains(option) && err.contains("give the command that began it"), "\(err)")
     }
 
+    /// Every option that changes output, beyond the row options above: the history's as-of time and whether it
+    /// is written, the receipt policies, the device check and the trust anchors. Each is refused naming the
+    /// option with both values, and the run's own command is still accepted.
+    @Test(arguments: [
+        (["--as-of", "2024-05-01"], "--as-of is '2024-05-01T00:00:00.000Z', the run used 'the newest"),
+        (["--no-history"], "--no-history is 'given', the run used 'not given'"),
+        (["--app-version", "2.0", "--app-version", "1.0"], "--app-version is 1.0 2.0, the run used none"),
+        (["--device-id-field", "device"], "--device-id-field is 'device', the run used not given"),
+        (
+            ["--device-id-field", "device", "--require-device-match"],
+            "--require-device-match is given, the run used not given"
+        ),
+        (["--environment", "production"], "--environment is production, the run used any"),
+        (["--trust-anchor", "/tmp/rf-resume-tests-ca/foreign-root.pem"], "--trust-anchor (SHA-256) is "),
+    ])
+    func resumeRefusesEveryOutputOptionNamingBothValues(extra: [String], reason: String) throws {
+        let out = try sharedRun()
+        let before = try Data(contentsOf: out.appendingPathComponent("manifest.json"))
+        let (status, _, err) = try runTool(data.exportArgs(out, "csv", ["--resume"] + extra))
+        #expect(status == 2, "\(err)")
+        #expect(err.contains(reason) && err.contains("give the command that began it"), "\(err)")
+        #expect(try Data(contentsOf: out.appendingPathComponent("manifest.json")) == before)
+        // The same value written another way is the same option value.
+        let same = try runTool(data.exportArgs(out, "csv", ["--resume", "--format", "csv", "--id-field", "id"]))
+        #expect(same.0 == 0 && same.2.contains("already complete"), "\(same.2)")
+    }
+
+    @Test func aResumedRunWithTheFirstAttemptsAsOfIsAcceptedWrittenAnyWay() throws {
+        let out = data.outDir("as-of")
+        let first = try runTool(data.exportArgs(out, "csv", ["--part-records", "1000", "--as-of", "2024-05-01"]))
+        #expect(first.0 == 0, "\(first.2)")
+        for given in ["2024-05-01T00:00:00Z", "2024-05-01"] {
+            let again = try runTool(data.exportArgs(out, "csv", ["--resume", "--as-of", given]))
+            #expect(again.0 == 0 && again.2.contains("already complete"), "\(given): \(again.2)")
+        }
+        let missing = try runTool(data.exportArgs(out, "csv", ["--resume"]))
+        #expect(missing.0 == 2 && missing.2.contains("--as-of is 'the newest"), "\(missing.2)")
+    }
+
     @Test func resumeRefusesAnotherFormatOrInputListOrPartSize() throws {
         let out = try sharedRun()
         let format = try runTool(data.exportArgs(out, "ndjson", ["--resume"]))
