@@ -12,8 +12,9 @@ import Synchronization
 let exportUsage = """
     usage: receiptflow export [INPUT ...] --out DIR [options]
 
-    Validates every receipt of the inputs and writes receipts.<ext>, transactions.<ext> and summary.json to DIR,
-    all made visible together (summary.json last) or not at all.
+    Validates every receipt and JWS of the inputs and writes receipts.<ext>, transactions.<ext>, renewals.<ext>
+    (JWS renewal infos; not with ndjson), purchases.<ext> and subscriptions.<ext> (the purchase history) and
+    summary.json to DIR, all made visible together (summary.json last) or not at all.
     INPUT is a file or - for standard input (the default): NDJSON or one base64 receipt per line, plain or
     compressed with gzip or zstd, detected from content.
 
@@ -37,6 +38,8 @@ let exportUsage = """
       --max-record-size BYTES        longest input line accepted (default 1048576)
       --progress / --quiet           progress on standard error (default: when it is a terminal); --quiet
                                      also drops the notes and the closing line
+      --max-reject-rate R            exit with status 3 (after writing everything) when more than R
+                                     (0 to 1) of the records are rejected: for CI and scheduled jobs
       --overwrite                    replace the run already in DIR (its tables, summary.json, manifest.json
                                      and part folders are removed when this run commits); without it a DIR
                                      holding another run's files is refused
@@ -63,8 +66,8 @@ let exportUsage = """
     """
 
 /// `receiptflow export`: parses options, wires trust anchors, the sink and the pipeline, and maps the outcome
-/// to an exit status (0 done, 1 could not complete, 2 usage, 128 + the signal when interrupted: 130 for SIGINT,
-/// 143 for SIGTERM, 129 for SIGHUP).
+/// to an exit status (0 done, 1 could not complete, 2 usage, 3 done but more rejected than `--max-reject-rate`,
+/// 128 + the signal when interrupted: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP).
 func runExport(_ argv: [String]) -> Int32 {
     if argv.contains("-h") || argv.contains("--help") {
         print(exportUsage)
@@ -137,7 +140,7 @@ func runExport(_ argv: [String]) -> Int32 {
     var status: Int32
     switch outcome {
     case .completed(let result):
-        guard let unit, let folder else { return 0 }
+        guard let unit, let folder else { return rejectRateStatus(result.counts, setup) }
         status = commitRun(result, setup, config, unit: unit, replacing: folder.earlierRun, history: written.summary)
     case .failed(let failure, _):
         printError("receiptflow export: \(failure.message)")
@@ -155,8 +158,26 @@ func runExport(_ argv: [String]) -> Int32 {
             printError("receiptflow export: the run did not complete; \(setup.out) was left as it was before it.")
         }
     }
+    if status == 0, case .completed(let result) = outcome { return rejectRateStatus(result.counts, setup) }
     return status
 }
+
+/// 3 when `--max-reject-rate` was given and the run rejected a larger share of its records (said on standard
+/// error, even with `--quiet`: it is why the status is not 0), else 0. Everything is written by then.
+func rejectRateStatus(_ c: BatchCounts, _ setup: ExportSetup) -> Int32 {
+    guard let limit = setup.maxRejectRate, c.records > 0 else { return 0 }
+    let rejected = c.records - c.count(of: .valid)
+    let share = Double(rejected) / Double(c.records)
+    guard share > limit else { return 0 }
+    printError(
+        "receiptflow export: \(rejected) of \(c.records) records were rejected "
+            + "(\(String(format: "%.1f", share * 100))%), more than --max-reject-rate \(setup.maxRejectRateText) "
+            + "allows: exit status 3. The output in \(setup.out) is complete.")
+    return exportRejectRateStatus
+}
+
+/// The exit status of a completed run that rejected more than `--max-reject-rate` allows.
+let exportRejectRateStatus: Int32 = 3
 
 /// Stages `summary.json` beside the staged tables and commits the unit, removing the earlier run's files that
 /// this run does not replace (`--overwrite`); the exit status.
@@ -176,8 +197,16 @@ private func commitRun(
         printError("receiptflow export: the run did not complete; \(setup.out) was left as it was before it.")
         return 1
     }
-    if !setup.quiet { printError("receiptflow export: \(closingLine(result.counts, out: setup.out))") }
+    if !setup.quiet { printClosing(result.counts, setup, history: history) }
     return 0
+}
+
+/// The closing line, then, when most records were rejected for one reason with a likely cause, what to try.
+func printClosing(_ c: BatchCounts, _ setup: ExportSetup, history: HistorySummary?) {
+    printError("receiptflow export: " + ClosingLine.text(c, history: history, out: setup.out))
+    let options = RejectionHint.Options(
+        verify: setup.config.verify, trustAnchorsGiven: !setup.trustAnchors.isEmpty, field: setup.fieldGiven)
+    if let hint = RejectionHint.of(c, options) { printError("receiptflow export: " + hint.text) }
 }
 
 /// The signal that stopped the run (SIGINT, SIGTERM or SIGHUP), 0 while none came.
@@ -234,6 +263,11 @@ struct ExportSetup {
     var inParts: Bool { partRecords != nil || resume }
     /// `--overwrite`: replace the run already in `out`.
     var overwrite = false
+    /// `--field`, when given (for the hint that names it).
+    var fieldGiven: String? = nil
+    /// `--max-reject-rate`: the largest share of rejected records a run may have and exit 0; as given.
+    var maxRejectRate: Double? = nil
+    var maxRejectRateText = ""
 
     init(_ argv: [String]) throws(UsageError) {
         let args = try Arguments(
@@ -245,7 +279,9 @@ struct ExportSetup {
             valued: [
                 "--out", "--format", "--trust-anchor", "--field", "--id-field", "--environment", "--bundle-id",
                 "--threads", "--max-record-size", "--part-records", "--app-version", "--device-id-field", "--as-of",
-            ])
+                "--max-reject-rate",
+            ],
+            repeatable: ["--trust-anchor", "--bundle-id", "--app-version"])
         guard let out = args.value("--out"), !out.isEmpty else {
             throw UsageError(
                 .missingOption, option: "--out DIR", expected: "the directory to write the tables and summary.json to")
@@ -271,6 +307,14 @@ struct ExportSetup {
         if let f = args.value("--field") {
             guard !f.isEmpty else { throw UsageError(.emptyValue, option: "--field", expected: "a non-empty key name") }
             config.field = f
+            fieldGiven = f
+        }
+        if let r = args.value("--max-reject-rate") {
+            guard let v = Double(r), v >= 0, v <= 1 else {
+                throw UsageError(.invalidValue, option: "--max-reject-rate", value: r, expected: "a number from 0 to 1")
+            }
+            maxRejectRate = v
+            maxRejectRateText = r
         }
         if let f = args.value("--id-field") { config.idField = f.isEmpty ? nil : f }
         if let e = args.value("--environment") {
@@ -381,8 +425,8 @@ func writeRunSummary(
         printError("receiptflow export: \(error.message)")
         return 1
     }
-    if !setup.quiet { printError("receiptflow export: \(closingLine(result.counts, out: setup.out))") }
-    return 0
+    if !setup.quiet { printClosing(result.counts, setup, history: history) }
+    return rejectRateStatus(result.counts, setup)
 }
 
 /// What the history stage of a run wrote, set on the writer thread and read after the run.
@@ -397,13 +441,6 @@ func finishHistory(
 ) throws(HistoryError) -> HistorySummary {
     let r = try collector.finish(asOf: setup.asOf, format: setup.format, metadata: metadata, unit: unit)
     return HistorySummary(
-        asOf: r.asOf, purchases: r.purchases, subscriptions: r.subscriptions, spilledBytes: r.spilledBytes)
-}
-
-/// The last line of a completed run: how many receipts were valid and how many rejected, and where they went.
-func closingLine(_ c: BatchCounts, out: String) -> String {
-    let valid = c.count(of: .valid)
-    let plural = c.records == 1 ? "" : "s"
-    return "\(c.records) receipt\(plural): \(valid) valid, \(c.records - valid) rejected; "
-        + "\(c.transactions) transactions; written to \(out)"
+        asOf: r.asOf, purchases: r.purchases, subscriptions: r.subscriptions, spilledBytes: r.spilledBytes,
+        subscriptionsByState: r.subscriptionsByState)
 }
