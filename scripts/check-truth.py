@@ -3,6 +3,8 @@
 
     scripts/check-truth.py OUT_DIR TRUTH_FILE [--format csv|parquet] [--csv-raw]
 
+Without --format, the format is the one OUT_DIR holds (export writes Parquet by default).
+
 Reads receipts.<ext> and transactions.<ext>, or the folders of a run written in parts (receipts/part-*.<ext>),
 with the standard library for CSV and pyarrow for Parquet, and checks, per record: line, record_id, status,
 error_code and every receipt column the truth names (and jws_index and record_kind for a truth made with
@@ -95,20 +97,39 @@ def read_table(out_dir, name, fmt):
     return rows, parquet_value
 
 
+def detect_format(out_dir):
+    """The format of the receipts table in `out_dir` (a file or a folder of parts), or None."""
+    for fmt in ("parquet", "csv"):
+        if os.path.isfile(os.path.join(out_dir, f"receipts.{fmt}")):
+            return fmt
+        folder = os.path.join(out_dir, "receipts")
+        if os.path.isdir(folder) and any(f.endswith("." + fmt) for f in os.listdir(folder)):
+            return fmt
+    return None
+
+
 def main():
     args = sys.argv[1:]
-    fmt = "csv"
+    fmt = None
     raw = "--csv-raw" in args
     if raw:
         args.remove("--csv-raw")
     if "--format" in args:
         i = args.index("--format")
+        if i + 1 >= len(args) or args[i + 1] not in ("csv", "parquet"):
+            print("check-truth: --format takes csv or parquet", file=sys.stderr)
+            return 2
         fmt = args[i + 1]
         del args[i:i + 2]
     if len(args) != 2:
         print(__doc__, file=sys.stderr)
         return 2
     out_dir, truth_path = args
+    fmt = fmt or detect_format(out_dir)
+    if fmt is None:
+        print(f"check-truth: {out_dir} holds no receipts.parquet or receipts.csv (nor a folder of parts): give "
+              "the --out folder of a `receiptflow export` run in Parquet or CSV", file=sys.stderr)
+        return 2
     truth = read_truth(truth_path)
     receipts, value = read_table(out_dir, "receipts", fmt)
     transactions, _ = read_table(out_dir, "transactions", fmt)

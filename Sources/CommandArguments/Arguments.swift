@@ -1,6 +1,8 @@
 import Foundation
 
 /// A small argument scanner for the command-line tools: `--name value`, `--name=value`, flags, and positionals.
+/// A valued option takes one value unless it is listed as repeatable: given twice, it is a usage error rather
+/// than one value silently winning over the other.
 public struct Arguments: Sendable {
     public private(set) var positionals: [String] = []
     private var options: [(String, String?)] = []
@@ -8,7 +10,10 @@ public struct Arguments: Sendable {
     /// - Parameters:
     ///   - flags: options that take no value.
     ///   - valued: options that take a value.
-    public init(_ args: [String], flags: Set<String>, valued: Set<String>) throws(UsageError) {
+    ///   - repeatable: the valued options that may be given more than once (read with `values`).
+    public init(
+        _ args: [String], flags: Set<String>, valued: Set<String>, repeatable: Set<String> = []
+    ) throws(UsageError) {
         var i = 0
         while i < args.count {
             let a = args[i]
@@ -32,6 +37,9 @@ public struct Arguments: Sendable {
                         i += 1
                         guard i < args.count else { throw UsageError(.missingValue, option: name) }
                         value = args[i]
+                    }
+                    if !repeatable.contains(name), let earlier = self.value(name) {
+                        throw UsageError(.repeatedOption, option: name, value: earlier, detail: value)
                     }
                     options.append((name, value))
                 } else {

@@ -18,6 +18,8 @@ public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
         case missingOption
         /// `option` cannot be used with what else was given (`detail`: the sentence that says why and what to do).
         case invalidCombination
+        /// `option` takes one value and was given twice: `value` first, then `detail`.
+        case repeatedOption
         /// `detail` is the whole reason (positional arguments and commands with their own checks).
         case other
     }
@@ -54,6 +56,9 @@ public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(name) takes \(expected ?? "another value"), got \(got)"
         case .emptyValue: return "\(name) needs \(expected ?? "a non-empty value")"
         case .missingOption: return "\(name) is required" + (expected.map { ": \($0)" } ?? "")
+        case .repeatedOption:
+            return
+                "\(name) was given twice ('\(value ?? "")', then '\(detail ?? "")'); it takes one value, give it once"
         case .invalidCombination, .other: return detail ?? "\(name) cannot be used here"
         }
     }

@@ -10,6 +10,8 @@ public struct HistoryResult: Sendable {
     public var subscriptions: Int64 = 0
     /// Bytes written to spill files over the run (0 when everything fit in memory).
     public var spilledBytes: Int64 = 0
+    /// Rows of `subscriptions` by their `state`.
+    public var subscriptionsByState: [String: Int64] = [:]
 }
 
 /// The history stage: collects one occurrence per in-app entry of every contributing receipt of the written
@@ -187,6 +189,7 @@ public final class HistoryCollector {
             try subscriptions.reduce { s throws(HistoryError) in
                 let key = RenewalKey(environment: s.key.environment, originalTransactionID: s.key.originalTransactionID)
                 try subscriptionRows.append(s, renewal: newestRenewal[key], asOf: stateTime)
+                result.subscriptionsByState[s.state(asOf: stateTime, renewal: newestRenewal[key]), default: 0] += 1
             }
             try subscriptionRows.flush()
             result.purchases = purchaseRows.rows

@@ -6,6 +6,9 @@ public struct BatchCounts: Sendable, Equatable {
     public var transactions = 0
     public var blankLines = 0
     public var inputBytes = 0
+    /// Of `records`, the rows of JWS (the rest are receipts), and how many of those are valid.
+    public var jws = 0
+    public var jwsValid = 0
     /// Indexed like `ReceiptStatus.allCases`.
     public var byStatus = [Int](repeating: 0, count: ReceiptStatus.allCases.count)
     /// Indexed like `ErrorCode.allCases`.
@@ -13,8 +16,12 @@ public struct BatchCounts: Sendable, Equatable {
 
     public init() {}
 
-    mutating func count(_ status: ReceiptStatus, _ code: ErrorCode?) {
+    mutating func count(_ status: ReceiptStatus, _ code: ErrorCode?, jws isJWS: Bool = false) {
         records += 1
+        if isJWS {
+            jws += 1
+            if status == .valid { jwsValid += 1 }
+        }
         // At most 5 and 17 comparisons; only the status lookup runs for valid receipts.
         if let s = ReceiptStatus.allCases.firstIndex(of: status) { byStatus[s] += 1 }
         if let code, let c = ErrorCode.allCases.firstIndex(of: code) { byCode[c] += 1 }
@@ -25,6 +32,8 @@ public struct BatchCounts: Sendable, Equatable {
         transactions += o.transactions
         blankLines += o.blankLines
         inputBytes += o.inputBytes
+        jws += o.jws
+        jwsValid += o.jwsValid
         for i in byStatus.indices { byStatus[i] += o.byStatus[i] }
         for i in byCode.indices { byCode[i] += o.byCode[i] }
     }
@@ -32,6 +41,11 @@ public struct BatchCounts: Sendable, Equatable {
     public func count(of status: ReceiptStatus) -> Int {
         ReceiptStatus.allCases.firstIndex(of: status).map { byStatus[$0] } ?? 0
     }
+
+    /// Receipt rows (records that are not JWS).
+    public var receipts: Int { records - jws }
+    /// Valid receipt rows.
+    public var receiptsValid: Int { count(of: .valid) - jwsValid }
 
     public func count(of code: ErrorCode) -> Int { ErrorCode.allCases.firstIndex(of: code).map { byCode[$0] } ?? 0 }
 

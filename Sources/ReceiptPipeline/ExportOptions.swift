@@ -65,12 +65,15 @@ public enum ExportOptions {
         ExportOption("--quiet", .flag, .none(why: "standard error only")),
         ExportOption("--resume", .flag, .none(why: "how the run is continued")),
         ExportOption("--overwrite", .flag, .none(why: "what happens to an earlier run's files")),
+        ExportOption("--max-reject-rate", .value, .none(why: "the exit status only")),
     ]
 
     /// The options that take no value.
     public static var flags: Set<String> { Set(all.filter { $0.kind == .flag }.map(\.name)) }
     /// The options that take a value.
     public static var valued: Set<String> { Set(all.filter { $0.kind != .flag }.map(\.name)) }
+    /// The options that may be given more than once.
+    public static var repeatable: Set<String> { Set(all.filter { $0.kind == .repeated }.map(\.name)) }
 
     /// The identity of a run's output options: every option that changes output, by name, with its value.
     ///

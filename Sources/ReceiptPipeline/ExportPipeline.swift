@@ -42,7 +42,19 @@ public struct RunResult: Sendable {
     public var chainCacheMisses = 0
     /// Sum of the input file sizes when all are known (regular files), for percentages.
     public var inputSize: Int? = nil
+    /// What the run is doing now, for the progress line.
+    public var phase = RunPhase.records
+    /// Whether the run has a history step (so that the progress line can number the steps).
+    public var hasHistory = false
     public init() {}
+}
+
+/// The steps of a run, in order: the records (read, verified and written), then the purchase history merged across
+/// all of them (when written), then the output files finished.
+public enum RunPhase: Sendable, Equatable {
+    case records
+    case history
+    case finishing
 }
 
 /// `receiptflow export` as stages: one reader thread cuts inputs into `RecordBatch`es, N workers turn them into
@@ -118,7 +130,10 @@ public final class ExportPipeline: @unchecked Sendable {
             }
         }
         let inputSize = sizes.contains { $0 == nil } ? nil : sizes.reduce(0) { $0 + $1! }
-        lock.withLock { live.inputSize = inputSize }
+        lock.withLock {
+            live.inputSize = inputSize
+            live.hasHistory = history != nil
+        }
 
         // Created at 0 and raised: libdispatch traps when a semaphore is freed below its initial value, which a
         // failed or cancelled run (slots still taken) would otherwise do.
@@ -184,6 +199,8 @@ public final class ExportPipeline: @unchecked Sendable {
             return .cancelled(result())
         }
         join()
+        // A resumable run merges its history when its sink commits the last part.
+        lock.withLock { live.phase = history != nil ? .history : .finishing }
         if let finishHistory {
             do throws(HistoryError) {
                 try finishHistory()
@@ -191,6 +208,7 @@ public final class ExportPipeline: @unchecked Sendable {
                 sink.abort()
                 return .failed(.output(SinkError(error)), result())
             }
+            lock.withLock { live.phase = .finishing }
         }
         do throws(SinkError) {
             try sink.finish()

@@ -60,7 +60,7 @@ struct JWSRowAppender {
             digest = t.withUTF8 { hasher.sha256(UnsafeRawBufferPointer($0)).hex }
         }
         appendReceipt(&out.receipts, ctx, v, environment: environment, bundle: bundle, digest: digest, index: index)
-        counts.count(v.status, v.code)
+        counts.count(v.status, v.code, jws: true)
         if v.status == .valid, v.kind == .transaction, let f {
             appendTransaction(&out.transactions, ctx, f, environment: environment, bundle: bundle, index: index)
         }

@@ -46,12 +46,17 @@ public struct StoredCounts: Codable, Sendable, Equatable {
     public var inputBytes = 0
     public var byStatus: [String: Int] = [:]
     public var byErrorCode: [String: Int] = [:]
+    /// JWS rows and valid JWS rows (absent in manifests written before they were counted: read as 0).
+    public var jws: Int? = nil
+    public var jwsValid: Int? = nil
 
     public init(_ c: BatchCounts) {
         records = c.records
         transactions = c.transactions
         blankLines = c.blankLines
         inputBytes = c.inputBytes
+        jws = c.jws
+        jwsValid = c.jwsValid
         for (i, s) in ReceiptStatus.allCases.enumerated() where c.byStatus[i] != 0 {
             byStatus[String(s.rawValue)] = c.byStatus[i]
         }
@@ -65,6 +70,8 @@ public struct StoredCounts: Codable, Sendable, Equatable {
         c.transactions = transactions
         c.blankLines = blankLines
         c.inputBytes = inputBytes
+        c.jws = jws ?? 0
+        c.jwsValid = jwsValid ?? 0
         for (k, n) in byStatus {
             guard let i = ReceiptStatus.allCases.firstIndex(where: { String($0.rawValue) == k }) else {
                 throw ManifestError(.unknownStatus, value: k)
@@ -86,6 +93,8 @@ public struct StoredCounts: Codable, Sendable, Equatable {
         case inputBytes = "input_bytes"
         case byStatus = "by_status"
         case byErrorCode = "by_error_code"
+        case jws
+        case jwsValid = "jws_valid"
     }
 }
 
@@ -225,18 +234,25 @@ public struct HistorySummary: Codable, Sendable, Equatable {
     public var purchases: Int64
     public var subscriptions: Int64
     public var spilledBytes: Int64
+    /// Subscriptions by `state` (states with none are absent).
+    public var subscriptionsByState: [String: Int64]? = nil
 
-    public init(asOf: Int64?, purchases: Int64, subscriptions: Int64, spilledBytes: Int64) {
+    public init(
+        asOf: Int64?, purchases: Int64, subscriptions: Int64, spilledBytes: Int64,
+        subscriptionsByState: [String: Int64]? = nil
+    ) {
         self.asOf = asOf
         self.purchases = purchases
         self.subscriptions = subscriptions
         self.spilledBytes = spilledBytes
+        self.subscriptionsByState = subscriptionsByState
     }
 
     enum CodingKeys: String, CodingKey {
         case purchases, subscriptions
         case asOf = "as_of_ms"
         case spilledBytes = "spilled_bytes"
+        case subscriptionsByState = "subscriptions_by_state"
     }
 }
 

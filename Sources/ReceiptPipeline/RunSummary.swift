@@ -1,8 +1,8 @@
 import ReceiptModel
 import ReceiptSink
 
-/// `summary.json`: counts by status and error code, rows written, bytes and records read, time, rate and the
-/// chain cache's hits and misses. Written durably (temporary name, sync, rename, folder sync).
+/// `summary.json`: counts by status and error code, receipts and JWS apart, rows written, bytes and records read,
+/// time, rate, the chain cache's hits and misses, and the history's purchases and subscriptions by state. Written durably (temporary name, sync, rename, folder sync).
 public struct RunSummary: Sendable {
     public var result: RunResult
     public var inputs: [String]
@@ -53,6 +53,13 @@ public struct RunSummary: Sendable {
             "elapsed_seconds": .double((result.elapsedSeconds * 1000).rounded() / 1000),
             "receipts_per_second": .double(receiptsPerSecond.rounded()),
             "chain_cache": ["hits": .int(result.chainCacheHits), "misses": .int(result.chainCacheMisses)],
+            "by_record_kind": [
+                "receipt": [
+                    "records": .int(c.receipts), "valid": .int(c.receiptsValid),
+                    "rejected": .int(c.receipts - c.receiptsValid),
+                ],
+                "jws": ["records": .int(c.jws), "valid": .int(c.jwsValid), "rejected": .int(c.jws - c.jwsValid)],
+            ],
         ])
         if let history {
             var asOf = JSONDocument.null
@@ -62,9 +69,11 @@ public struct RunSummary: Sendable {
                 asOf = .string(String(decoding: text, as: UTF8.self))
             }
             object["as_of"] = asOf
+            var byState = JSONObject()
+            for (state, n) in ClosingLine.byState(history) { byState[state] = .integer(n) }
             object["history"] = [
                 "purchases": .integer(history.purchases), "subscriptions": .integer(history.subscriptions),
-                "spilled_bytes": .integer(history.spilledBytes),
+                "spilled_bytes": .integer(history.spilledBytes), "subscriptions_by_state": .object(byState),
             ]
             object["history_from_unverified_records"] = .bool(!verify)
         }

@@ -38,7 +38,8 @@ func runBench(_ argv: [String]) -> Int32 {
     do {
         args = try Arguments(
             argv, flags: [],
-            valued: ["--threads", "--format", "--min-ratio", "--json", "--trust-anchor", "--ceiling-seconds"])
+            valued: ["--threads", "--format", "--min-ratio", "--json", "--trust-anchor", "--ceiling-seconds"],
+            repeatable: ["--trust-anchor"])
     } catch {
         return usageError("bench", error.message)
     }

@@ -13,8 +13,9 @@ import Synchronization
 let exportUsage = """
     usage: receiptflow export [INPUT ...] --out DIR [options]
 
-    Validates every receipt of the inputs and writes receipts.<ext>, transactions.<ext> and summary.json to DIR,
-    all made visible together (summary.json last) or not at all.
+    Validates every receipt and JWS of the inputs and writes receipts.<ext>, transactions.<ext>, renewals.<ext>
+    (JWS renewal infos; not with ndjson), purchases.<ext> and subscriptions.<ext> (the purchase history) and
+    summary.json to DIR, all made visible together (summary.json last) or not at all.
     INPUT is a file or - for standard input (the default): NDJSON or one base64 receipt per line, plain or
     compressed with gzip or zstd, detected from content.
 
@@ -46,6 +47,8 @@ let exportUsage = """
                                      also drops the notes and the closing line
       --report                       also write report.html, a one-page summary of the run for people
                                      (`receiptflow report --help`)
+      --max-reject-rate R            exit with status 3 (after writing everything) when more than R
+                                     (0 to 1) of the records are rejected: for CI and scheduled jobs
       --overwrite                    replace the run already in DIR (the files its summary.json or
                                      manifest.json lists are removed when this run commits; files named like
                                      tables that no run wrote are kept); without it a DIR holding another
@@ -73,8 +76,8 @@ let exportUsage = """
     """
 
 /// `receiptflow export`: parses options, wires trust anchors, the sink and the pipeline, and maps the outcome
-/// to an exit status (0 done, 1 could not complete, 2 usage, 128 + the signal when interrupted: 130 for SIGINT,
-/// 143 for SIGTERM, 129 for SIGHUP).
+/// to an exit status (0 done, 1 could not complete, 2 usage, 3 done but more rejected than `--max-reject-rate`,
+/// 128 + the signal when interrupted: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP).
 func runExport(_ argv: [String]) -> Int32 {
     if argv.contains("-h") || argv.contains("--help") {
         print(exportUsage)
@@ -156,7 +159,7 @@ func runExport(_ argv: [String]) -> Int32 {
     var status: Int32
     switch outcome {
     case .completed(let result):
-        guard let unit, let folder else { return 0 }
+        guard let unit, let folder else { return rejectRateStatus(result.counts, setup) }
         status = commitRun(
             result, setup, config, unit: unit, replacing: folder.earlierRun, history: written.summary,
             report: report.map { ($0, metadata) })
@@ -176,8 +179,26 @@ func runExport(_ argv: [String]) -> Int32 {
             printError("receiptflow export: the run did not complete; \(setup.out) was left as it was before it.")
         }
     }
+    if status == 0, case .completed(let result) = outcome { return rejectRateStatus(result.counts, setup) }
     return status
 }
+
+/// 3 when `--max-reject-rate` was given and the run rejected a larger share of its records (said on standard
+/// error, even with `--quiet`: it is why the status is not 0), else 0. Everything is written by then.
+func rejectRateStatus(_ c: BatchCounts, _ setup: ExportSetup) -> Int32 {
+    guard let limit = setup.maxRejectRate, c.records > 0 else { return 0 }
+    let rejected = c.records - c.count(of: .valid)
+    let share = Double(rejected) / Double(c.records)
+    guard share > limit else { return 0 }
+    printError(
+        "receiptflow export: \(rejected) of \(c.records) records were rejected "
+            + "(\(String(format: "%.1f", share * 100))%), more than --max-reject-rate \(setup.maxRejectRateText) "
+            + "allows: exit status 3. The output in \(setup.out) is complete.")
+    return exportRejectRateStatus
+}
+
+/// The exit status of a completed run that rejected more than `--max-reject-rate` allows.
+let exportRejectRateStatus: Int32 = 3
 
 /// Stages `summary.json` beside the staged tables and commits the unit, removing the earlier run's files that
 /// this run does not replace (`--overwrite`); the exit status.
@@ -200,9 +221,17 @@ private func commitRun(
         printError("receiptflow export: the run did not complete; \(setup.out) was left as it was before it.")
         return 1
     }
-    if !setup.quiet { printError("receiptflow export: \(closingLine(result.counts, out: setup.out))") }
+    if !setup.quiet { printClosing(result.counts, setup, history: history) }
     if !setup.quiet, let note = summary.unverifiedHistoryNote { printError("receiptflow export: \(note)") }
     return 0
+}
+
+/// The closing line, then, when most records were rejected for one reason with a likely cause, what to try.
+func printClosing(_ c: BatchCounts, _ setup: ExportSetup, history: HistorySummary?) {
+    printError("receiptflow export: " + ClosingLine.text(c, history: history, out: setup.out))
+    let options = RejectionHint.Options(
+        verify: setup.config.verify, trustAnchorsGiven: !setup.trustAnchors.isEmpty, field: setup.fieldGiven)
+    if let hint = RejectionHint.of(c, options) { printError("receiptflow export: " + hint.text) }
 }
 
 /// The signal that stopped the run (SIGINT, SIGTERM or SIGHUP), 0 while none came.
@@ -263,13 +292,19 @@ struct ExportSetup {
     var report = false
     /// The writers' options: `--csv-raw`.
     var sinkOptions = SinkOptions()
+    /// `--field`, when given (for the hint that names it).
+    var fieldGiven: String? = nil
+    /// `--max-reject-rate`: the largest share of rejected records a run may have and exit 0; as given.
+    var maxRejectRate: Double? = nil
+    var maxRejectRateText = ""
 
     /// The command line as given, for the run's identity (`outputOptions`).
     let args: Arguments
 
     init(_ argv: [String]) throws(UsageError) {
         // Every option is declared once, with whether it changes output (the resumed run's identity).
-        let args = try Arguments(argv, flags: ExportOptions.flags, valued: ExportOptions.valued)
+        let args = try Arguments(
+            argv, flags: ExportOptions.flags, valued: ExportOptions.valued, repeatable: ExportOptions.repeatable)
         self.args = args
         guard let out = args.value("--out"), !out.isEmpty else {
             throw UsageError(
@@ -302,6 +337,14 @@ struct ExportSetup {
         if let f = args.value("--field") {
             guard !f.isEmpty else { throw UsageError(.emptyValue, option: "--field", expected: "a non-empty key name") }
             config.field = f
+            fieldGiven = f
+        }
+        if let r = args.value("--max-reject-rate") {
+            guard let v = Double(r), v >= 0, v <= 1 else {
+                throw UsageError(.invalidValue, option: "--max-reject-rate", value: r, expected: "a number from 0 to 1")
+            }
+            maxRejectRate = v
+            maxRejectRateText = r
         }
         if let f = args.value("--id-field") { config.idField = f.isEmpty ? nil : f }
         if let e = args.value("--environment") {
@@ -421,9 +464,9 @@ func writeRunSummary(
         printError("receiptflow export: \(error.message)")
         return 1
     }
-    if !setup.quiet { printError("receiptflow export: \(closingLine(result.counts, out: setup.out))") }
+    if !setup.quiet { printClosing(result.counts, setup, history: history) }
     if !setup.quiet, let note = summary.unverifiedHistoryNote { printError("receiptflow export: \(note)") }
-    return 0
+    return rejectRateStatus(result.counts, setup)
 }
 
 /// What the history stage of a run wrote, set on the writer thread and read after the run.
@@ -442,13 +485,6 @@ func finishHistory(
     let r = try collector.finish(
         asOf: setup.asOf, format: setup.format, metadata: metadata, options: options, unit: unit)
     return HistorySummary(
-        asOf: r.asOf, purchases: r.purchases, subscriptions: r.subscriptions, spilledBytes: r.spilledBytes)
-}
-
-/// The last line of a completed run: how many receipts were valid and how many rejected, and where they went.
-func closingLine(_ c: BatchCounts, out: String) -> String {
-    let valid = c.count(of: .valid)
-    let plural = c.records == 1 ? "" : "s"
-    return "\(c.records) receipt\(plural): \(valid) valid, \(c.records - valid) rejected; "
-        + "\(c.transactions) transactions; written to \(out)"
+        asOf: r.asOf, purchases: r.purchases, subscriptions: r.subscriptions, spilledBytes: r.spilledBytes,
+        subscriptionsByState: r.subscriptionsByState)
 }

@@ -37,9 +37,18 @@ extension Arguments {
         return path
     }
 
-    /// `--ca-dir DIR`: where the test CAs' files are kept (default ~/.cache/receiptflow/test-ca).
+    /// `--ca-dir DIR`: where the test CAs' files are kept (default ~/.cache/receiptflow/test-ca, where `~` is
+    /// `$HOME` as the shell expands it, or the account's home folder when `$HOME` is unset or empty).
     var testCADirectory: URL {
         value("--ca-dir").map { URL(fileURLWithPath: $0) }
-            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/receiptflow/test-ca")
+            ?? homeDirectory().appendingPathComponent(".cache/receiptflow/test-ca")
     }
+}
+
+/// `$HOME` when set and not empty (what `~` means in the shell, and so in the docs), else the account's home.
+func homeDirectory() -> URL {
+    if let home = ProcessInfo.processInfo.environment["HOME"], !home.isEmpty {
+        return URL(fileURLWithPath: home, isDirectory: true)
+    }
+    return FileManager.default.homeDirectoryForCurrentUser
 }

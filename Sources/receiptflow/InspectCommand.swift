@@ -37,7 +37,8 @@ func runInspect(_ argv: [String]) -> Int32 {
     let args: Arguments
     do {
         args = try Arguments(
-            argv, flags: ["--no-verify", "--json", "--quiet"], valued: ["--trust-anchor", "--at", "--device-id"])
+            argv, flags: ["--no-verify", "--json", "--quiet"], valued: ["--trust-anchor", "--at", "--device-id"],
+            repeatable: ["--trust-anchor"])
     } catch {
         return usageError("inspect", error.message)
     }

@@ -11,6 +11,8 @@ let usage = """
       receiptflow export [INPUT ...] --out DIR [--format parquet|csv|ndjson] [--trust-anchor PATH ...] [options]
       receiptflow inspect [FILE | -] [--trust-anchor PATH ...] [--no-verify] [--json]
       receiptflow generate --count N --out FILE [--seed S] [--digest sha1|sha256] [--bad-fraction F] [--ca-dir DIR]
+      receiptflow generate --jws --count N --out FILE [--seed S] [--bad-fraction F] [--ca-dir DIR]
+      receiptflow generate --customers N --out FILE [--years Y] [--jws-fraction F] [--as-of DATE] [--ca-dir DIR]
       receiptflow report DIR                       write DIR/report.html, a one-page report of the run in DIR
       receiptflow bench CORPUS [--threads N] [--format parquet|csv|ndjson] [--min-ratio R] [--json FILE]
 

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptHistory
 import ReceiptIO
 import ReceiptModel
 import ReceiptPipeline
@@ -113,6 +114,32 @@ private func string(_ v: Any?) -> String? { v as? String }
             Issue.record("transaction \(k) differs: got \(g), expected \(e)")
             break
         }
+    }
+
+    @Test func theHistoryMergeIsAPhaseOfItsOwnAfterEveryRecord() throws {
+        /// What the history step saw of the run's progress while it ran.
+        final class Seen: @unchecked Sendable {
+            var pipeline: ExportPipeline? = nil
+            var during: RunResult? = nil
+        }
+        let out = corpus.temporaryDirectory("phases")
+        var config = PipelineConfig()
+        config.inputs = [corpus.ndjson.path]
+        config.threads = 2
+        let sink = try makeSink(format: .csv, directory: out.path, metadata: RunMetadata())
+        let history = HistoryCollector(directory: out.path, inputs: config.inputs, resumable: false)
+        let seen = Seen()
+        let pipeline = ExportPipeline(
+            config: config, sink: sink, cache: try corpus.cache(), history: history,
+            finishHistory: { () throws(HistoryError) -> Void in seen.during = seen.pipeline?.progress })
+        seen.pipeline = pipeline
+        #expect(pipeline.progress.phase == .records)
+        guard case .completed(let result) = pipeline.run() else { throw RunDidNotComplete(description: "run failed") }
+        let during = try #require(seen.during)
+        #expect(during.phase == .history && during.hasHistory)
+        // Every record was counted before the merge began.
+        #expect(during.counts.records == result.counts.records && result.counts.records == corpus.truth.count)
+        #expect(pipeline.progress.phase == .finishing)
     }
 
     @Test func oneThreadAndManyThreadsProduceIdenticalFiles() throws {

@@ -37,4 +37,25 @@ import Testing
         let last = ProgressLine.text(r, seconds: 2, final: true, already: already)
         #expect(last.hasPrefix("\r35000 records, 2500 receipts/s, 25.0 MB/s, 75.0% "))
     }
+
+    @Test func aRunWithHistoryNumbersItsStepsAndShowsTheMergeAsTheSecond() {
+        var r = RunResult()
+        r.counts.records = 20_000
+        r.counts.inputBytes = 200_000_000
+        r.inputSize = 200_000_000
+        r.hasHistory = true
+        let reading = ProgressLine.text(r, seconds: 4, final: false)
+        #expect(reading.hasPrefix("\r[1/2] 20000 records, 5000 receipts/s, 50.0 MB/s, 100.0%, 0s left"))
+        r.phase = .history
+        let merging = ProgressLine.text(r, seconds: 4, final: false, stepSeconds: 7.2)
+        #expect(merging.hasPrefix("\r[2/2] merging the purchase history of 20000 records: 7s"))
+        #expect(!merging.contains("%") && !merging.contains("left"))
+        r.phase = .finishing
+        let finishing = ProgressLine.text(r, seconds: 4, final: false, stepSeconds: 9)
+        #expect(finishing.hasPrefix("\r[2/2] 20000 records, 5000 receipts/s, 50.0 MB/s, 100.0%, finishing the files"))
+        // The final line keeps the records step's rates and says how long the rest took.
+        let last = ProgressLine.text(r, seconds: 4, final: true, stepSeconds: 9)
+        #expect(last.hasPrefix("\r20000 records, 5000 receipts/s, 50.0 MB/s, 100.0%; history and files 9s"))
+        #expect(last.hasSuffix("\n"))
+    }
 }

@@ -55,6 +55,24 @@ import Testing
         }
     }
 
+    @Test func countsReceiptsAndJWSApartAndSubscriptionsByState() throws {
+        var s = summary()
+        s.result.counts.jws = 2
+        s.result.counts.jwsValid = 1
+        s.history = HistorySummary(
+            asOf: 0, purchases: 5, subscriptions: 3, spilledBytes: 0, subscriptionsByState: ["active": 2, "revoked": 1])
+        let o = try #require(
+            try JSONSerialization.jsonObject(with: Data(s.encoded())) as? [String: Any])
+        let kinds = try #require(o["by_record_kind"] as? [String: [String: Int]])
+        #expect(kinds["receipt"] == ["records": 1, "valid": 1, "rejected": 0])
+        #expect(kinds["jws"] == ["records": 2, "valid": 1, "rejected": 1])
+        let history = try #require(o["history"] as? [String: Any])
+        #expect(history["purchases"] as? Int == 5)
+        let byState = try #require(history["subscriptions_by_state"] as? [String: Int])
+        #expect(byState.count == ClosingLine.subscriptionStates.count)
+        #expect(byState["active"] == 2 && byState["revoked"] == 1 && byState["expired"] == 0)
+    }
+
     @Test func saysWhereItCouldNotWrite() {
         #expect {
             try summary().write(to: "/nonexistent-dir/out")

@@ -30,6 +30,16 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == first)
     }
 
+    @Test func keepsTheDefaultTestCAUnderHOME() throws {
+        let dir = try Self.tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("r.ndjson").path
+        let (status, _, err) = try runTool(
+            ["generate", "--count", "2", "--out", out, "--quiet"], environment: ["HOME": dir.path])
+        #expect(status == 0, "\(err)")
+        #expect(FileManager.default.fileExists(atPath: dir.path + "/.cache/receiptflow/test-ca/root.pem"))
+    }
+
     @Test(arguments: [
         ["generate", "--out", "x.ndjson"],
         ["generate", "--count", "5"],

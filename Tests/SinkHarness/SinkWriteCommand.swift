@@ -65,7 +65,8 @@ private func sinkDebugWrite(_ args: [String]) throws -> Int32 {
         valued: [
             "--format", "--out", "--receipts", "--transactions", "--batch-rows", "--row-group-rows", "--page-bytes",
             "--max-rows-per-page", "--dictionary-bytes", "--input", "--trust-anchor-sha256",
-        ])
+        ],
+        repeatable: ["--input", "--trust-anchor-sha256"])
     guard let formatName = a.value("--format"), let format = OutputFormat(rawValue: formatName) else {
         throw UsageError(message: "--format parquet|csv|ndjson is required")
     }

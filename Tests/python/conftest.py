@@ -30,6 +30,10 @@ def sink_harness(receiptflow):
     return path
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "spark: runs Spark (Java 17, PySpark); left out of the quick test command")
+
+
 @pytest.fixture(scope="session")
 def receiptflow():
     path = _find_binary()

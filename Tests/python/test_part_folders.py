@@ -150,6 +150,7 @@ def test_every_part_is_a_complete_file_listed_in_the_manifest(runs):
     assert summary["records"] == first == 2500
 
 
+@pytest.mark.spark
 def test_spark_reads_the_part_folder_as_one_table(runs):
     """Spark takes the folder as one table; like any Spark read it does not promise row order (it packs files into
     partitions by size), so the rows are compared after ordering by source and line."""

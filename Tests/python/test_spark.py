@@ -15,6 +15,9 @@ import sys
 
 import pytest
 
+# Spark runs in `scripts/test.sh --full` and CI, not in the quick test command (`-m "not spark"`).
+pytestmark = pytest.mark.spark
+
 pyspark = pytest.importorskip(
     "pyspark", reason="PySpark is not installed (pip install -r Tests/python/requirements.txt)"
 )

@@ -10,6 +10,9 @@ import sys
 
 import pytest
 
+# Spark runs in `scripts/test.sh --full` and CI, not in the quick test command (`-m "not spark"`).
+pytestmark = pytest.mark.spark
+
 pytest.importorskip("pyspark", reason="PySpark is not installed (pip install -r Tests/python/requirements.txt)")
 pq = pytest.importorskip("pyarrow.parquet")
 pytest.importorskip("pandas", reason="PySpark's mapInArrow needs pandas (pip install -r Tests/python/requirements.txt)")
