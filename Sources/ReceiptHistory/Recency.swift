@@ -23,12 +23,3 @@ struct Recency: Comparable, Sendable {
         Recency(created: try r.i64(), input: try r.i64(), line: try r.i64(), entry: try r.i64())
     }
 }
-
-/// The environment of a receipt in the history tables: `Sandbox` when its receipt_type ends in `Sandbox`,
-/// otherwise `Production`. The raw values order as the names do, bytewise.
-enum HistoryEnvironment: UInt8, Sendable {
-    case production = 0
-    case sandbox = 1
-
-    var name: String { self == .production ? "Production" : "Sandbox" }
-}

@@ -6,6 +6,8 @@ import ReceiptVerify
 /// Appends the rows of a line holding JWS (docs/jws.md): one `receipts` row per JWS, nested ones included, with
 /// its `jws_index` in the line; a `transactions` row per valid JWS transaction; and with `--format ndjson` one
 /// object per receipts row; a `renewals` row per valid JWS renewal info. The bundle-id and environment policies apply as to receipts.
+/// Beside the rows, from the same values, the history's purchase occurrences and counting renewal infos
+/// (`HistoryFeed`).
 struct JWSRowAppender {
     let evaluator: JWSEvaluator
     let environment: EnvironmentRequirement
@@ -20,27 +22,31 @@ struct JWSRowAppender {
         guard !items.isEmpty else {
             var v = JWSVerdict()
             v.reject(.jwsMalformed, "the line names a JWS body key but holds no JWS")
-            appendRows(ctx, text: nil, v, index: 0, inherited: nil, into: &out, &counts)
+            var entry: Int64 = 0
+            appendRows(ctx, text: nil, v, index: 0, inherited: nil, entry: &entry, into: &out, &counts)
             return
         }
         var index: Int32 = 0
+        // The place of the next transactions row among the line's (a purchase occurrence's recency).
+        var entry: Int64 = 0
         for item in items {
             guard let text = item else {
                 var v = JWSVerdict()
                 v.reject(.jwsMalformed, "an element where a JWS belongs is not a string")
-                appendRows(ctx, text: nil, v, index: index, inherited: nil, into: &out, &counts)
+                appendRows(ctx, text: nil, v, index: index, inherited: nil, entry: &entry, into: &out, &counts)
                 index += 1
                 continue
             }
             let verdict = evaluator.evaluate(text)
-            appendRows(ctx, text: text, verdict, index: index, inherited: nil, into: &out, &counts)
+            appendRows(ctx, text: text, verdict, index: index, inherited: nil, entry: &entry, into: &out, &counts)
             index += 1
             // A notification's nested JWS follow it, each with its own index, bundle and environment from the
             // notification's data when they carry none themselves.
             let data = verdict.fields?.object("data")
             for (key, nested) in verdict.nested {
                 appendRows(
-                    ctx, text: data?.string(key), nested, index: index, inherited: data, into: &out, &counts)
+                    ctx, text: data?.string(key), nested, index: index, inherited: data, entry: &entry, into: &out,
+                    &counts)
                 index += 1
             }
         }
@@ -48,7 +54,7 @@ struct JWSRowAppender {
 
     private func appendRows(
         _ ctx: RowContext, text: String?, _ verdict: JWSVerdict, index: Int32, inherited: JWSFields?,
-        into out: inout ColumnBatch, _ counts: inout BatchCounts
+        entry: inout Int64, into out: inout ColumnBatch, _ counts: inout BatchCounts
     ) {
         var v = verdict
         let f = v.fields
@@ -61,11 +67,16 @@ struct JWSRowAppender {
         }
         appendReceipt(&out.receipts, ctx, v, environment: environment, bundle: bundle, digest: digest, index: index)
         counts.count(v.status, v.code)
+        let contributes = v.status == .valid && HistoryEnvironment.contributes(environment)
+        if contributes { out.history.contributing(created: f?.signedDate) }
         if v.status == .valid, v.kind == .transaction, let f {
             appendTransaction(&out.transactions, ctx, f, environment: environment, bundle: bundle, index: index)
+            if contributes { appendOccurrence(&out.history, ctx, f, environment: environment, bundle: bundle, entry) }
+            entry += 1
         }
         if v.status == .valid, v.kind == .renewal, let f {
             appendRenewal(&out.renewals, ctx, f, environment: environment, index: index)
+            if contributes { appendRenewalOccurrence(&out.history, ctx, f, environment: environment, index: index) }
         }
         if renderNDJSON { appendNDJSON(ctx, v, environment: environment, index: index, into: &out.ndjson) }
     }
@@ -216,6 +227,46 @@ struct JWSRowAppender {
             w.string(C.currency, f.string("currency"))
             w.int64(C.signedDate, f.signedDate)
         }
+    }
+
+    /// The purchase occurrence of a valid JWS transaction, with the values of its `transactions` row; `entry` is
+    /// its row's place among the line's.
+    private func appendOccurrence(
+        _ feed: inout HistoryFeed, _ ctx: RowContext, _ f: JWSFields, environment: String?, bundle: String?,
+        _ entry: Int64
+    ) {
+        let int32 = { (k: String) in f.int64(k).flatMap { Int32(exactly: $0) } }
+        feed.beginOccurrence()
+        var facts = PurchaseFacts()
+        facts.environment = HistoryEnvironment(environment)
+        facts.bundleID = feed.span(bundle ?? "")!
+        facts.transactionID = feed.span(f.string("transactionId") ?? "")!
+        facts.originalTransactionID = feed.span(f.string("originalTransactionId"))
+        facts.productID = feed.span(f.string("productId") ?? "")!
+        facts.quantity = int32("quantity")
+        facts.purchaseDate = f.int64("purchaseDate")
+        facts.originalPurchaseDate = f.int64("originalPurchaseDate")
+        facts.expiresDate = f.int64("expiresDate")
+        facts.webOrderLineItemID = f.int64("webOrderLineItemId")
+        facts.cancellationDate = f.int64("revocationDate")
+        facts.cancellationReason = int32("revocationReason")
+        feed.addPurchase(facts, created: f.signedDate, line: Int64(ctx.line), entry: entry)
+    }
+
+    /// The renewal info for the history when it counts: one with an original_transaction_id.
+    private func appendRenewalOccurrence(
+        _ feed: inout HistoryFeed, _ ctx: RowContext, _ f: JWSFields, environment: String?, index: Int32
+    ) {
+        feed.beginOccurrence()
+        guard let original = feed.span(f.string("originalTransactionId")) else { return }
+        let int32 = { (k: String) in f.int64(k).flatMap { Int32(exactly: $0) } }
+        feed.addRenewal(
+            RenewalOccurrence(
+                environment: HistoryEnvironment(environment), originalTransactionID: original,
+                autoRenewProductID: feed.span(f.string("autoRenewProductId")), signedDate: f.signedDate,
+                autoRenewStatus: int32("autoRenewStatus"), expirationIntent: int32("expirationIntent"),
+                isInBillingRetryPeriod: f.bool("isInBillingRetryPeriod"),
+                gracePeriodExpiresDate: f.int64("gracePeriodExpiresDate"), line: Int64(ctx.line), jwsIndex: index))
     }
 
     /// One NDJSON object for a JWS receipts row: its position and verdict, and the decoded payload.
