@@ -167,9 +167,11 @@ public struct HistoryFeed: Sendable {
     public private(set) var renewals: [RenewalOccurrence] = []
     public private(set) var text: [UInt8] = []
     public private(set) var horizon: Int64? = nil
+    /// False when the run has no history: the appenders then feed nothing.
+    public let isCollecting: Bool
     private var start = 0
 
-    public init() {}
+    public init(collecting: Bool = true) { isCollecting = collecting }
 
     public mutating func removeAll() {
         purchases.removeAll(keepingCapacity: true)

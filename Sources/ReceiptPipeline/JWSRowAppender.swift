@@ -67,7 +67,8 @@ struct JWSRowAppender {
         }
         appendReceipt(&out.receipts, ctx, v, environment: environment, bundle: bundle, digest: digest, index: index)
         counts.count(v.status, v.code)
-        let contributes = v.status == .valid && HistoryEnvironment.contributes(environment)
+        let contributes =
+            out.history.isCollecting && v.status == .valid && HistoryEnvironment.contributes(environment)
         if contributes { out.history.contributing(created: f?.signedDate) }
         if v.status == .valid, v.kind == .transaction, let f {
             appendTransaction(&out.transactions, ctx, f, environment: environment, bundle: bundle, index: index)

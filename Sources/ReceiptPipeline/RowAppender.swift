@@ -141,7 +141,7 @@ struct RowAppender {
         _ feed: inout HistoryFeed, _ ctx: RowContext, payload p: UnsafeRawBufferPointer, fields f: ReceiptFields
     ) {
         let type = RowBytes.text(f.receiptType, in: p)
-        guard HistoryEnvironment.contributes(type) else { return }
+        guard feed.isCollecting, HistoryEnvironment.contributes(type) else { return }
         let created = f.receiptCreationDate
         feed.contributing(created: created)
         let environment = HistoryEnvironment(type)
