@@ -71,8 +71,9 @@ struct JWSRowAppender {
             out.history.isCollecting && v.status == .valid && HistoryEnvironment.contributes(environment)
         if contributes { out.history.contributing(created: f?.signedDate) }
         if v.status == .valid, v.kind == .transaction, let f {
-            appendTransaction(&out.transactions, ctx, f, environment: environment, bundle: bundle, index: index)
-            if contributes { appendOccurrence(&out.history, ctx, f, environment: environment, bundle: bundle, entry) }
+            let purchase = JWSPurchase(f, environment: environment, bundle: bundle)
+            appendTransaction(&out.transactions, ctx, f, purchase, index: index)
+            if contributes { appendOccurrence(&out.history, ctx, purchase, entry) }
             entry += 1
         }
         if v.status == .valid, v.kind == .renewal, let f {
@@ -156,8 +157,7 @@ struct JWSRowAppender {
     }
 
     private func appendTransaction(
-        _ t: inout ColumnTable, _ ctx: RowContext, _ f: JWSFields, environment: String?, bundle: String?,
-        index: Int32
+        _ t: inout ColumnTable, _ ctx: RowContext, _ f: JWSFields, _ p: JWSPurchase, index: Int32
     ) {
         typealias C = TransactionsColumns
         let int32 = { (k: String) in f.int64(k).flatMap { Int32(exactly: $0) } }
@@ -166,26 +166,26 @@ struct JWSRowAppender {
             w.int64(C.line, Int64(ctx.line))
             w.string(C.recordID, ctx.recordID)
             // Non-nullable in the schema: an absent value is written as an empty string, as for receipts.
-            w.string(C.bundleID, bundle ?? "")
-            w.string(C.receiptType, environment ?? "")
-            w.int32(C.quantity, int32("quantity"))
-            w.string(C.productID, f.string("productId") ?? "")
-            w.string(C.transactionID, f.string("transactionId") ?? "")
-            w.string(C.originalTransactionID, f.string("originalTransactionId"))
-            w.int64(C.purchaseDate, f.int64("purchaseDate"))
-            w.int64(C.originalPurchaseDate, f.int64("originalPurchaseDate"))
-            w.int64(C.expiresDate, f.int64("expiresDate"))
-            w.int64(C.cancellationDate, f.int64("revocationDate"))
-            w.int64(C.webOrderLineItemID, f.int64("webOrderLineItemId"))
+            w.string(C.bundleID, p.bundleID)
+            w.string(C.receiptType, p.environment ?? "")
+            w.int32(C.quantity, p.quantity)
+            w.string(C.productID, p.productID)
+            w.string(C.transactionID, p.transactionID)
+            w.string(C.originalTransactionID, p.originalTransactionID)
+            w.int64(C.purchaseDate, p.purchaseDate)
+            w.int64(C.originalPurchaseDate, p.originalPurchaseDate)
+            w.int64(C.expiresDate, p.expiresDate)
+            w.int64(C.cancellationDate, p.revocationDate)
+            w.int64(C.webOrderLineItemID, p.webOrderLineItemID)
             w.bool(C.isTrialPeriod, nil)
             w.bool(C.isInIntroOfferPeriod, nil)
             w.null(string: C.promotionalOfferID)
             w.int32(C.productType, nil)
-            w.int32(C.cancellationReason, int32("revocationReason"))
+            w.int32(C.cancellationReason, p.revocationReason)
             w.string(C.type, f.string("type"))
             w.string(C.inAppOwnershipType, f.string("inAppOwnershipType"))
-            w.int64(C.revocationDate, f.int64("revocationDate"))
-            w.int32(C.revocationReason, int32("revocationReason"))
+            w.int64(C.revocationDate, p.revocationDate)
+            w.int32(C.revocationReason, p.revocationReason)
             w.bool(C.isUpgraded, f.bool("isUpgraded"))
             w.int32(C.offerType, int32("offerType"))
             w.string(C.offerIdentifier, f.string("offerIdentifier"))
@@ -195,7 +195,7 @@ struct JWSRowAppender {
             w.string(C.currency, f.string("currency"))
             w.string(C.appAccountToken, f.string("appAccountToken"))
             w.string(C.subscriptionGroupIdentifier, f.string("subscriptionGroupIdentifier"))
-            w.int64(C.signedDate, f.signedDate)
+            w.int64(C.signedDate, p.signedDate)
             w.string(C.environment, f.string("environment"))
             w.int32(C.jwsIndex, index)
         }
@@ -230,28 +230,24 @@ struct JWSRowAppender {
         }
     }
 
-    /// The purchase occurrence of a valid JWS transaction, with the values of its `transactions` row; `entry` is
+    /// The purchase occurrence of a valid JWS transaction, from the values of its `transactions` row; `entry` is
     /// its row's place among the line's.
-    private func appendOccurrence(
-        _ feed: inout HistoryFeed, _ ctx: RowContext, _ f: JWSFields, environment: String?, bundle: String?,
-        _ entry: Int64
-    ) {
-        let int32 = { (k: String) in f.int64(k).flatMap { Int32(exactly: $0) } }
+    private func appendOccurrence(_ feed: inout HistoryFeed, _ ctx: RowContext, _ p: JWSPurchase, _ entry: Int64) {
         feed.beginOccurrence()
         var facts = PurchaseFacts()
-        facts.environment = HistoryEnvironment(environment)
-        facts.bundleID = feed.span(bundle ?? "")!
-        facts.transactionID = feed.span(f.string("transactionId") ?? "")!
-        facts.originalTransactionID = feed.span(f.string("originalTransactionId"))
-        facts.productID = feed.span(f.string("productId") ?? "")!
-        facts.quantity = int32("quantity")
-        facts.purchaseDate = f.int64("purchaseDate")
-        facts.originalPurchaseDate = f.int64("originalPurchaseDate")
-        facts.expiresDate = f.int64("expiresDate")
-        facts.webOrderLineItemID = f.int64("webOrderLineItemId")
-        facts.cancellationDate = f.int64("revocationDate")
-        facts.cancellationReason = int32("revocationReason")
-        feed.addPurchase(facts, created: f.signedDate, line: Int64(ctx.line), entry: entry)
+        facts.environment = HistoryEnvironment(p.environment)
+        facts.bundleID = feed.span(p.bundleID)!
+        facts.transactionID = feed.span(p.transactionID)!
+        facts.originalTransactionID = feed.span(p.originalTransactionID)
+        facts.productID = feed.span(p.productID)!
+        facts.quantity = p.quantity
+        facts.purchaseDate = p.purchaseDate
+        facts.originalPurchaseDate = p.originalPurchaseDate
+        facts.expiresDate = p.expiresDate
+        facts.webOrderLineItemID = p.webOrderLineItemID
+        facts.cancellationDate = p.revocationDate
+        facts.cancellationReason = p.revocationReason
+        feed.addPurchase(facts, created: p.signedDate, line: Int64(ctx.line), entry: entry)
     }
 
     /// The renewal info for the history when it counts: one with an original_transaction_id.
@@ -288,5 +284,40 @@ struct JWSRowAppender {
         if let payload = v.fields { object["payload"] = payload.jsonDocument }
         out.append(contentsOf: JSONDocument.object(object).rendered(sortingKeys: true))
         out.append(0x0A)
+    }
+}
+
+/// The values of a valid JWS transaction that its `transactions` row and its purchase occurrence share, each read
+/// from the payload once. Absent ids are empty, as in the row's non-nullable columns.
+private struct JWSPurchase {
+    let environment: String?
+    let bundleID: String
+    let transactionID: String
+    let originalTransactionID: String?
+    let productID: String
+    let quantity: Int32?
+    let purchaseDate: Int64?
+    let originalPurchaseDate: Int64?
+    let expiresDate: Int64?
+    let revocationDate: Int64?
+    let revocationReason: Int32?
+    let webOrderLineItemID: Int64?
+    let signedDate: Int64?
+
+    init(_ f: JWSFields, environment: String?, bundle: String?) {
+        let int32 = { (k: String) in f.int64(k).flatMap { Int32(exactly: $0) } }
+        self.environment = environment
+        bundleID = bundle ?? ""
+        transactionID = f.string("transactionId") ?? ""
+        originalTransactionID = f.string("originalTransactionId")
+        productID = f.string("productId") ?? ""
+        quantity = int32("quantity")
+        purchaseDate = f.int64("purchaseDate")
+        originalPurchaseDate = f.int64("originalPurchaseDate")
+        expiresDate = f.int64("expiresDate")
+        revocationDate = f.int64("revocationDate")
+        revocationReason = int32("revocationReason")
+        webOrderLineItemID = f.int64("webOrderLineItemId")
+        signedDate = f.signedDate
     }
 }
