@@ -73,12 +73,20 @@ public final class HistoryCollector {
     public func add(_ batch: ColumnBatch, input: Int) throws(HistoryError) {
         let feed = batch.history
         if let h = feed.horizon { horizon = max(horizon ?? h, h) }
-        for o in feed.purchases {
-            let full = feed.text.withUnsafeBytes { text in
-                table.add(o, input: input, text: UnsafeRawBufferPointer(rebasing: text[o.text]))
-                return table.bytes > purchases.budget
+        // Whole runs of occurrences between spills, each read in place.
+        var next = 0
+        while next < feed.purchases.count {
+            feed.text.withUnsafeBytes { text in
+                feed.purchases.withUnsafeBufferPointer { all in
+                    while next < all.count {
+                        let o = all[next]
+                        table.add(o, input: input, text: UnsafeRawBufferPointer(rebasing: text[o.text]))
+                        next += 1
+                        if table.bytes > purchases.budget { return }
+                    }
+                }
             }
-            if full { try purchases.spill(table.drain()) }
+            if table.bytes > purchases.budget { try purchases.spill(table.drain()) }
         }
         for n in feed.renewals {
             try renewals.add(feed.text.withUnsafeBytes { RenewalRecord(n, input: input, text: $0) })

@@ -4,6 +4,7 @@ public struct TextSpan: Sendable, Equatable {
     public var offset: Int32
     public var count: Int32
 
+    @inlinable
     public init(offset: Int32, count: Int32) {
         self.offset = offset
         self.count = count
@@ -77,7 +78,7 @@ public struct PurchaseFacts: Sendable {
     public var cancellationDate: Int64? = nil
     public var cancellationReason: Int32? = nil
 
-    public init() {}
+    @inlinable public init() {}
 
     /// Every fact after the key, in the `purchases` column order, with its column name.
     @inline(__always)
@@ -122,6 +123,15 @@ public struct PurchaseOccurrence: Sendable {
     public var line: Int64
     /// The occurrence's place among the `transactions` rows of its line.
     public var entry: Int64
+
+    @usableFromInline
+    init(facts: PurchaseFacts, text: Range<Int>, created: Int64?, line: Int64, entry: Int64) {
+        self.facts = facts
+        self.text = text
+        self.created = created
+        self.line = line
+        self.entry = entry
+    }
 }
 
 /// One counting renewal info: a valid JWS renewal info with an original_transaction_id, whose environment
@@ -163,20 +173,24 @@ public struct RenewalOccurrence: Sendable {
 ///
 /// Byte strings live in one buffer, `text`, so that an occurrence allocates nothing of its own.
 public struct HistoryFeed: Sendable {
-    public private(set) var purchases: [PurchaseOccurrence] = []
+    public var purchases: [PurchaseOccurrence] { purchaseList }
     public private(set) var renewals: [RenewalOccurrence] = []
-    public private(set) var text: [UInt8] = []
+    public var text: [UInt8] { textBytes }
     public private(set) var horizon: Int64? = nil
     /// False when the run has no history: the appenders then feed nothing.
     public let isCollecting: Bool
-    private var start = 0
+    // Internal storage that the per-occurrence methods, inlined into the appenders, write.
+    @usableFromInline var purchaseList: [PurchaseOccurrence] = []
+    @usableFromInline var textBytes: [UInt8] = []
+    /// Where the current occurrence's text starts.
+    @usableFromInline var start = 0
 
     public init(collecting: Bool = true) { isCollecting = collecting }
 
     public mutating func removeAll() {
-        purchases.removeAll(keepingCapacity: true)
+        purchaseList.removeAll(keepingCapacity: true)
         renewals.removeAll(keepingCapacity: true)
-        text.removeAll(keepingCapacity: true)
+        textBytes.removeAll(keepingCapacity: true)
         horizon = nil
         start = 0
     }
@@ -187,13 +201,15 @@ public struct HistoryFeed: Sendable {
     }
 
     /// Starts the text of the next occurrence (spans made by `span` are relative to it).
-    public mutating func beginOccurrence() { start = text.count }
+    @inlinable
+    public mutating func beginOccurrence() { start = textBytes.count }
 
     /// Appends `bytes` to the current occurrence's text; nil stays nil.
+    @inlinable
     public mutating func span(_ bytes: UnsafeRawBufferPointer?) -> TextSpan? {
         guard let bytes else { return nil }
-        let s = TextSpan(offset: Int32(text.count - start), count: Int32(bytes.count))
-        text.append(contentsOf: bytes)
+        let s = TextSpan(offset: Int32(textBytes.count - start), count: Int32(bytes.count))
+        textBytes.append(contentsOf: bytes)
         return s
     }
 
@@ -204,10 +220,11 @@ public struct HistoryFeed: Sendable {
     }
 
     /// Adds the occurrence whose text was appended since `beginOccurrence`.
+    @inlinable
     public mutating func addPurchase(_ facts: PurchaseFacts, created: Int64?, line: Int64, entry: Int64) {
-        purchases.append(
-            PurchaseOccurrence(facts: facts, text: start..<text.count, created: created, line: line, entry: entry))
-        start = text.count
+        purchaseList.append(
+            PurchaseOccurrence(facts: facts, text: start..<textBytes.count, created: created, line: line, entry: entry))
+        start = textBytes.count
     }
 
     /// Adds a counting renewal info (its spans made by `span` after `beginOccurrence`, made absolute here).
@@ -216,7 +233,7 @@ public struct HistoryFeed: Sendable {
         r.originalTransactionID.offset += Int32(start)
         r.autoRenewProductID?.offset += Int32(start)
         renewals.append(r)
-        start = text.count
+        start = textBytes.count
     }
 
     /// The bytes of `span` in the text of `o`.
