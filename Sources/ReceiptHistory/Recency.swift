@@ -1,3 +1,5 @@
+import ReceiptModel
+
 /// Where an occurrence stands in the recency order: a later `created` (receipt_creation_date) is newer; on equal
 /// dates the later input (command-line index), then the later line, then the later entry in the receipt.
 /// Distinct occurrences never compare equal, so "the newest" is always one occurrence.

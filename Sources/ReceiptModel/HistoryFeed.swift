@@ -13,43 +13,24 @@ public struct TextSpan: Sendable, Equatable {
     public static let empty = TextSpan(offset: 0, count: 0)
 }
 
-/// The environment of a purchase or renewal info in the history tables: `Sandbox` when its environment text
-/// (a receipt's receipt_type, a JWS's environment) ends in `Sandbox`, otherwise `Production`. The raw values
-/// order as the names do, bytewise.
+/// The environment of a record in the history tables, from its class (`RecordEnvironment`): `Sandbox` for a
+/// sandbox record, otherwise `Production` (a record naming no environment included). The raw values order as the
+/// names do, bytewise.
 public enum HistoryEnvironment: UInt8, Sendable {
     case production = 0
     case sandbox = 1
 
+    /// nil for StoreKit testing records (`Xcode`, `LocalTesting`), which never count.
+    @inlinable
+    public init?(_ environment: RecordEnvironment) {
+        switch environment {
+        case .sandbox: self = .sandbox
+        case .production, .absent: self = .production
+        case .xcode, .localTesting: return nil
+        }
+    }
+
     public var name: String { self == .production ? "Production" : "Sandbox" }
-
-    /// The environment of `text` (absent: `Production`).
-    public init(_ text: UnsafeRawBufferPointer?) {
-        let s = "Sandbox".utf8
-        guard let b = text, b.count >= s.count, b[(b.count - s.count)...].elementsEqual(s) else {
-            self = .production
-            return
-        }
-        self = .sandbox
-    }
-
-    /// The environment of `text` (absent: `Production`).
-    public init(_ text: String?) {
-        guard var t = text else {
-            self = .production
-            return
-        }
-        self = t.withUTF8 { HistoryEnvironment(UnsafeRawBufferPointer($0)) }
-    }
-
-    /// Whether a record of environment `text` feeds the history (see `contributes(_:)` for bytes).
-    public static func contributes(_ text: String?) -> Bool { text != "Xcode" }
-
-    /// Whether a record of environment `text` feeds the history: every one but StoreKit testing's `Xcode`, whose
-    /// transactions never reached the App Store (their transaction ids are all "0").
-    public static func contributes(_ text: UnsafeRawBufferPointer?) -> Bool {
-        guard let b = text else { return true }
-        return !b.elementsEqual("Xcode".utf8)
-    }
 }
 
 /// What one occurrence of a purchase says: its key (environment, bundle_id, transaction_id) and its facts, as

@@ -5,13 +5,12 @@ import ReceiptVerify
 
 /// Appends the rows of a line holding JWS (docs/jws.md): one `receipts` row per JWS, nested ones included, with
 /// its `jws_index` in the line; a `transactions` row per valid JWS transaction; and with `--format ndjson` one
-/// object per receipts row; a `renewals` row per valid JWS renewal info. The bundle-id and environment policies apply as to receipts.
-/// Beside the rows, from the same values, the history's purchase occurrences and counting renewal infos
-/// (`HistoryFeed`).
+/// object per receipts row; a `renewals` row per valid JWS renewal info. The run's policies (the list receipts go
+/// through) judge every decoded JWS. Beside the rows, from the same values, the history's purchase occurrences
+/// and counting renewal infos (`HistoryFeed`).
 struct JWSRowAppender {
     let evaluator: JWSEvaluator
-    let environment: EnvironmentRequirement
-    let bundleIDs: [String]
+    let policies: [any RecordPolicy]
     let renderNDJSON: Bool
     let hasher = ContentHasher()
 
@@ -67,40 +66,46 @@ struct JWSRowAppender {
         }
         appendReceipt(&out.receipts, ctx, v, environment: environment, bundle: bundle, digest: digest, index: index)
         counts.count(v.status, v.code)
-        let contributes =
-            out.history.isCollecting && v.status == .valid && HistoryEnvironment.contributes(environment)
-        if contributes { out.history.contributing(created: f?.signedDate) }
+        // The history environment of a valid JWS that counts (nil: none, or StoreKit testing).
+        let history =
+            out.history.isCollecting && v.status == .valid ? HistoryEnvironment(RecordEnvironment(environment)) : nil
+        if history != nil { out.history.contributing(created: f?.signingDate(v.kind)) }
         if v.status == .valid, v.kind == .transaction, let f {
             let purchase = JWSPurchase(f, environment: environment, bundle: bundle)
             appendTransaction(&out.transactions, ctx, f, purchase, index: index)
-            if contributes { appendOccurrence(&out.history, ctx, purchase, entry) }
+            if let history { appendOccurrence(&out.history, ctx, purchase, history, entry) }
             entry += 1
         }
         if v.status == .valid, v.kind == .renewal, let f {
             appendRenewal(&out.renewals, ctx, f, environment: environment, index: index)
-            if contributes { appendRenewalOccurrence(&out.history, ctx, f, environment: environment, index: index) }
+            if let history { appendRenewalOccurrence(&out.history, ctx, f, history, index: index) }
         }
         if renderNDJSON { appendNDJSON(ctx, v, environment: environment, index: index, into: &out.ndjson) }
     }
 
+    /// The run's policies on a decoded JWS, through the same list and `Verdict` as receipts; a rejection is kept
+    /// unless verification already rejected the JWS.
     private func applyPolicies(environment: String?, bundle: String?, _ v: inout JWSVerdict) {
-        if self.environment != .any {
-            let sandbox = environment.map { $0 != "Production" } ?? false
-            if self.environment == .production && sandbox {
-                v.reject(.wrongEnvironment, "a sandbox JWS where --environment production was required")
-                v.status = .sandboxReceiptInProduction
-            } else if self.environment == .sandbox && !sandbox {
-                v.reject(.wrongEnvironment, "a production JWS where --environment sandbox was required")
-                v.status = .productionReceiptInSandbox
+        let app = v.kind == .appTransaction
+        let version = app ? v.fields?.string("applicationVersion") : nil
+        var verdict = Verdict()
+        Self.withBytes(bundle) { bundle in
+            Self.withBytes(version) { version in
+                let input = PolicyInput(
+                    jwsEnvironment: RecordEnvironment(environment), bundleID: bundle, describesApp: app,
+                    applicationVersion: version)
+                policies.apply(to: input, &verdict)
             }
         }
-        if !bundleIDs.isEmpty, v.code == nil {
-            guard let bundle, bundleIDs.contains(bundle) else {
-                v.reject(.wrongBundleID, "the JWS is for an app not named by --bundle-id")
-                v.status = .notAuthenticated
-                return
-            }
+        if let code = verdict.code {
+            v.reject(code, verdict.status, verdict.detail.text(code: code) ?? code.rawValue)
         }
+    }
+
+    /// Calls `body` with the UTF-8 bytes of `s`, or nil when `s` is nil.
+    private static func withBytes<R>(_ s: String?, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
+        guard var s else { return body(nil) }
+        return s.withUTF8 { body(UnsafeRawBufferPointer($0)) }
     }
 
     /// The record kind column's value: `jws_<kind>`, or `jws` when the JWS could not be decoded.
@@ -143,7 +148,7 @@ struct JWSRowAppender {
             w.int64(C.appItemID, f?.int64("appAppleId") ?? f?.object("data")?.int64("appAppleId"))
             w.int64(C.downloadID, nil)
             w.int64(C.versionExternalIdentifier, app?.int64("versionExternalIdentifier"))
-            w.int64(C.receiptCreationDate, f?.signedDate)
+            w.int64(C.receiptCreationDate, f?.signingDate(v.kind))
             w.int64(C.originalPurchaseDate, f?.int64("originalPurchaseDate"))
             w.int64(C.expirationDate, nil)
             w.int32(C.inAppCount, f == nil ? nil : (v.kind == .transaction ? 1 : 0))
@@ -232,10 +237,13 @@ struct JWSRowAppender {
 
     /// The purchase occurrence of a valid JWS transaction, from the values of its `transactions` row; `entry` is
     /// its row's place among the line's.
-    private func appendOccurrence(_ feed: inout HistoryFeed, _ ctx: RowContext, _ p: JWSPurchase, _ entry: Int64) {
+    private func appendOccurrence(
+        _ feed: inout HistoryFeed, _ ctx: RowContext, _ p: JWSPurchase, _ environment: HistoryEnvironment,
+        _ entry: Int64
+    ) {
         feed.beginOccurrence()
         var facts = PurchaseFacts()
-        facts.environment = HistoryEnvironment(p.environment)
+        facts.environment = environment
         facts.bundleID = feed.span(p.bundleID)!
         facts.transactionID = feed.span(p.transactionID)!
         facts.originalTransactionID = feed.span(p.originalTransactionID)
@@ -252,14 +260,15 @@ struct JWSRowAppender {
 
     /// The renewal info for the history when it counts: one with an original_transaction_id.
     private func appendRenewalOccurrence(
-        _ feed: inout HistoryFeed, _ ctx: RowContext, _ f: JWSFields, environment: String?, index: Int32
+        _ feed: inout HistoryFeed, _ ctx: RowContext, _ f: JWSFields, _ environment: HistoryEnvironment,
+        index: Int32
     ) {
         feed.beginOccurrence()
         guard let original = feed.span(f.string("originalTransactionId")) else { return }
         let int32 = { (k: String) in f.int64(k).flatMap { Int32(exactly: $0) } }
         feed.addRenewal(
             RenewalOccurrence(
-                environment: HistoryEnvironment(environment), originalTransactionID: original,
+                environment: environment, originalTransactionID: original,
                 autoRenewProductID: feed.span(f.string("autoRenewProductId")), signedDate: f.signedDate,
                 autoRenewStatus: int32("autoRenewStatus"), expirationIntent: int32("expirationIntent"),
                 isInBillingRetryPeriod: f.bool("isInBillingRetryPeriod"),

@@ -14,7 +14,7 @@ public final class ReceiptEvaluator {
     /// When certificates are judged valid.
     public let time: ValidationTime
     let verifier: ReceiptVerifier?
-    let policies: [any ReceiptPolicy]
+    let policies: [any RecordPolicy]
     let hasher = ContentHasher()
 
     /// - Parameters:
@@ -22,7 +22,7 @@ public final class ReceiptEvaluator {
     ///   - policies: applied in order to every receipt that parsed.
     ///   - time: when the certificates must be valid.
     public init(
-        verifier: ReceiptVerifier?, policies: [any ReceiptPolicy], at time: ValidationTime = .receiptCreationDate
+        verifier: ReceiptVerifier?, policies: [any RecordPolicy], at time: ValidationTime = .receiptCreationDate
     ) {
         self.verifier = verifier
         self.policies = policies
@@ -86,8 +86,7 @@ public final class ReceiptEvaluator {
             } else {
                 verdict.signer = signerFingerprint(der, parser.container)
             }
-            let input = PolicyInput(payload: payload, fields: fields, device: device)
-            for policy in policies { policy.apply(to: input, &verdict) }
+            policies.apply(to: PolicyInput(receipt: payload, fields: fields, device: device), &verdict)
             return verdict
         }
     }

@@ -136,15 +136,14 @@ struct RowAppender {
     }
 
     /// The purchase occurrences of a valid receipt, from the same entries as its `transactions` rows (its
-    /// receipt_type decides whether it contributes and its environment).
+    /// receipt_type's class decides its history environment; StoreKit testing receipts do not contribute).
     private func appendOccurrences(
         _ feed: inout HistoryFeed, _ ctx: RowContext, payload p: UnsafeRawBufferPointer, fields f: ReceiptFields
     ) {
         let type = RowBytes.text(f.receiptType, in: p)
-        guard feed.isCollecting, HistoryEnvironment.contributes(type) else { return }
+        guard feed.isCollecting, let environment = HistoryEnvironment(RecordEnvironment(type)) else { return }
         let created = f.receiptCreationDate
         feed.contributing(created: created)
-        let environment = HistoryEnvironment(type)
         let none = UnsafeRawBufferPointer(start: nil, count: 0)
         let bundle = RowBytes.text(f.bundleID ?? 0..<0, in: p) ?? none
         let n = f.inAppCount

@@ -47,7 +47,7 @@ func day(_ n: Int64) -> Int64 { (19_723 + n) * 86_400_000 }
 
 /// The batch the writer stage would hold for these receipts and renewal infos: their history feed, in input
 /// (line) order, as the row appenders make it: a receipt or renewal info contributes when it is valid (status 0)
-/// and its environment is not `Xcode`; each entry of a contributing receipt is an occurrence, each contributing
+/// and its environment is not StoreKit testing (`Xcode`, `LocalTesting`); each entry of a contributing receipt is an occurrence, each contributing
 /// renewal info with an original_transaction_id counts.
 func batch(_ receipts: [Receipt], renewals: [Renewal] = [], source: String = "in.ndjson") -> ColumnBatch {
     var b = ColumnBatch(sequence: 0)
@@ -57,12 +57,12 @@ func batch(_ receipts: [Receipt], renewals: [Renewal] = [], source: String = "in
             feedRenewal(n, into: &b.history)
             pending.removeFirst()
         }
-        guard r.status == 0, HistoryEnvironment.contributes(r.type) else { continue }
+        guard r.status == 0, let environment = HistoryEnvironment(RecordEnvironment(r.type)) else { continue }
         b.history.contributing(created: r.created)
         for (i, e) in r.entries.enumerated() {
             b.history.beginOccurrence()
             var f = PurchaseFacts()
-            f.environment = HistoryEnvironment(r.type)
+            f.environment = environment
             f.bundleID = b.history.span(r.bundle)!
             f.transactionID = b.history.span(e.transactionID)!
             f.originalTransactionID = b.history.span(e.originalTransactionID)
@@ -84,13 +84,13 @@ func batch(_ receipts: [Receipt], renewals: [Renewal] = [], source: String = "in
 
 /// What the JWS row appender feeds for a renewal info.
 private func feedRenewal(_ n: Renewal, into feed: inout HistoryFeed) {
-    guard n.status == 0, HistoryEnvironment.contributes(n.environment) else { return }
+    guard n.status == 0, let environment = HistoryEnvironment(RecordEnvironment(n.environment)) else { return }
     feed.contributing(created: n.signed)
     feed.beginOccurrence()
     guard let original = feed.span(n.originalTransactionID) else { return }
     feed.addRenewal(
         RenewalOccurrence(
-            environment: HistoryEnvironment(n.environment), originalTransactionID: original,
+            environment: environment, originalTransactionID: original,
             autoRenewProductID: feed.span(n.autoRenewProductID), signedDate: n.signed,
             autoRenewStatus: n.autoRenewStatus, expirationIntent: n.expirationIntent,
             isInBillingRetryPeriod: n.billingRetry, gracePeriodExpiresDate: n.graceExpires, line: n.line,

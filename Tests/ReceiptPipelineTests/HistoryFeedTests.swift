@@ -29,7 +29,7 @@ import Testing
         return out
     }
 
-    /// The facts of the transactions rows whose receipts row contributes (status 0, receipt_type not Xcode), in
+    /// The facts of the transactions rows whose receipts row contributes (status 0, receipt_type not StoreKit testing), in
     /// order, as text; and the greatest receipt_creation_date of the contributing receipts rows.
     func fromRows(_ b: ColumnBatch) -> (rows: [String], horizon: Int64?, excluded: Int) {
         typealias R = ReceiptsColumns
@@ -41,7 +41,7 @@ import Testing
         for i in 0..<r.rowCount {
             let key = "\(r.int64s[R.line][i]!)/\(r.int32s[R.jwsIndex][i].map(String.init) ?? "-")"
             let created = r.int64s[R.receiptCreationDate][i]
-            if r.int32s[R.status][i] == 0 && r.strings[R.receiptType][i] != "Xcode" {
+            if r.int32s[R.status][i] == 0 && !RecordEnvironment(r.strings[R.receiptType][i]).isStoreKitTesting {
                 contributing[key] = created
                 if let c = created { horizon = max(horizon ?? c, c) }
             } else {
@@ -57,10 +57,10 @@ import Testing
                 if excludedReceipts.contains(key) { excluded += 1 }
                 continue
             }
-            let type = t.strings[T.receiptType][i] ?? ""
+            let type = t.strings[T.receiptType][i]
             rows.append(
                 [
-                    type.hasSuffix("Sandbox") ? "Sandbox" : "Production", t.strings[T.bundleID][i] ?? "",
+                    RecordEnvironment(type) == .sandbox ? "Sandbox" : "Production", t.strings[T.bundleID][i] ?? "",
                     t.strings[T.transactionID][i] ?? "", t.strings[T.originalTransactionID][i] ?? "<null>",
                     t.strings[T.productID][i] ?? "", "\(t.int32s[T.quantity][i] as Any)",
                     "\(t.int64s[T.purchaseDate][i] as Any)", "\(t.int64s[T.originalPurchaseDate][i] as Any)",
@@ -95,7 +95,7 @@ import Testing
     }
 
     @Test(
-        "a purchase occurrence for each transactions row of a valid, non-Xcode record, with its facts; the horizon is the newest such record",
+        "a purchase occurrence for each transactions row of a valid, non-testing record, with its facts; the horizon is the newest such record",
         arguments: [("sample.ndjson.zst", "test-root.pem"), ("sample-jws.ndjson.zst", "test-jws-root.pem")])
     func occurrencesMatchTheRows(file: String, anchor: String) throws {
         var occurrences = 0
@@ -114,7 +114,7 @@ import Testing
         }
     }
 
-    @Test("a counting renewal info for each renewals row of a valid, non-Xcode JWS with an original transaction id")
+    @Test("a counting renewal info for each renewals row of a valid, non-testing JWS with an original transaction id")
     func renewalsMatchTheRows() throws {
         typealias C = RenewalsColumns
         var total = 0
@@ -123,10 +123,10 @@ import Testing
             var expected: [String] = []
             for i in 0..<t.rowCount where t.strings[C.originalTransactionID][i] != nil {
                 let environment = t.strings[C.environment][i]
-                guard environment != "Xcode" else { continue }
+                guard !RecordEnvironment(environment).isStoreKitTesting else { continue }
                 expected.append(
                     [
-                        (environment ?? "").hasSuffix("Sandbox") ? "Sandbox" : "Production",
+                        RecordEnvironment(environment) == .sandbox ? "Sandbox" : "Production",
                         t.strings[C.originalTransactionID][i]!, t.strings[C.autoRenewProductID][i] ?? "<null>",
                         "\(t.int64s[C.signedDate][i] as Any)", "\(t.int32s[C.autoRenewStatus][i] as Any)",
                         "\(t.int32s[C.expirationIntent][i] as Any)", "\(t.bools[C.isInBillingRetryPeriod][i] as Any)",
