@@ -75,7 +75,7 @@ let package = Package(
         ),
         .testTarget(name: "ReceiptHistoryTests", dependencies: ["ReceiptHistory", "ReceiptModel", "ReceiptSink"]),
         .testTarget(name: "ReceiptJWSTests", dependencies: ["ReceiptTestSupport", "ReceiptJWS", "ReceiptVerify", "ReceiptModel", "ReceiptSynth"]),
-        .testTarget(name: "ReceiptReportTests", dependencies: ["ReceiptReport", "ReceiptModel", "ReceiptSink"]),
+        .testTarget(name: "ReceiptReportTests", dependencies: ["ReceiptReport", "ReceiptModel", "ReceiptSink", "ReceiptHistory"]),
         .testTarget(name: "ReceiptSynthTests", dependencies: ["ReceiptTestSupport", "ReceiptSynth", "ReceiptDER", "ReceiptModel"]),
     ]
 )

@@ -36,8 +36,8 @@ public final class HistoryCollector {
     public let spillRoot: String
     private let budget: Int
     private let resumable: Bool
-    private var extractor = OccurrenceExtractor()
-    private var horizon: Int64? { extractor.horizon }
+    /// Greatest creation date of the contributing records seen (the data horizon).
+    private var horizon: Int64? = nil
     /// Purchases merged in memory, spilled to `purchases` when they exceed the budget.
     private var table = PurchaseTable()
     private let purchases: SpillStore<PurchaseRecord>
@@ -70,13 +70,29 @@ public final class HistoryCollector {
 
     static func join(_ d: String, _ n: String) -> String { d.hasSuffix("/") ? d + n : d + "/" + n }
 
-    /// Adds the occurrences of one written batch; `input` is the command-line index of the batch's input.
+    /// Adds the occurrences of one written batch (its `history` feed); `input` is the command-line index of the
+    /// batch's input.
     public func add(_ batch: ColumnBatch, input: Int) throws(HistoryError) {
-        try extractor.extract(batch, input: input) { columns, o throws(HistoryError) in
-            table.add(columns, o)
+        let feed = batch.history
+        if let h = feed.horizon { horizon = max(horizon ?? h, h) }
+        // Whole runs of occurrences between spills, each read in place.
+        var next = 0
+        while next < feed.purchases.count {
+            feed.text.withUnsafeBytes { text in
+                feed.purchases.withUnsafeBufferPointer { all in
+                    while next < all.count {
+                        let o = all[next]
+                        table.add(o, input: input, text: UnsafeRawBufferPointer(rebasing: text[o.text]))
+                        next += 1
+                        if table.bytes > purchases.budget { return }
+                    }
+                }
+            }
             if table.bytes > purchases.budget { try purchases.spill(table.drain()) }
         }
-        try RenewalRecord.extract(batch, input: input) { r throws(HistoryError) in try renewals.add(r) }
+        for n in feed.renewals {
+            try renewals.add(feed.text.withUnsafeBytes { RenewalRecord(n, input: input, text: $0) })
+        }
     }
 
     // MARK: - Resumable runs
@@ -124,7 +140,7 @@ public final class HistoryCollector {
                 "\(folder) is listed in the manifest but its history spill is missing; remove the output directory "
                     + "and export again")
         }
-        if let h = Int64(text) { extractor.horizon = max(extractor.horizon ?? h, h) }
+        if let h = Int64(text) { horizon = max(horizon ?? h, h) }
         purchases.adopt(folder)
         let renewalFolder = Self.join(folder, Self.renewalsFolder)
         if FileManager.default.fileExists(atPath: renewalFolder) { renewals.adopt(renewalFolder) }
@@ -183,7 +199,7 @@ public final class HistoryCollector {
             try renewals.reduce { r throws(HistoryError) in newestRenewal[r.key] = r }
             try purchases.reduce(pending: table.drain()) { p throws(HistoryError) in
                 try purchaseRows.append(p, inputs: inputs)
-                if p.expiresDate != nil { try subscriptions.add(SubscriptionRecord(period: p, asOf: stateTime)) }
+                if p.facts.expiresDate != nil { try subscriptions.add(SubscriptionRecord(period: p, asOf: stateTime)) }
             }
             try purchaseRows.flush()
             try subscriptions.reduce { s throws(HistoryError) in

@@ -29,34 +29,21 @@ struct HistoryTableBuffer {
         table.removeAll()
     }
 
+    /// Appends a `purchases` row (the columns `PurchaseRecord.visit` declares).
     mutating func append(_ p: PurchaseRecord, inputs: [String]) throws(HistoryError) {
-        typealias C = PurchasesColumns
-        let source = p.newest.input < inputs.count ? inputs[Int(p.newest.input)] : String(p.newest.input)
-        table.appendRow { w in
-            w.string(C.environment, HistoryEnvironment(rawValue: p.key.environment)?.name ?? "Production")
-            bytes(&w, C.bundleID, p.key.bundleID)
-            bytes(&w, C.transactionID, p.key.transactionID)
-            bytes(&w, C.originalTransactionID, p.originalTransactionID)
-            bytes(&w, C.productID, p.productID)
-            w.int32(C.quantity, p.quantity)
-            w.int64(C.purchaseDate, p.purchaseDate)
-            w.int64(C.originalPurchaseDate, p.originalPurchaseDate)
-            w.int64(C.expiresDate, p.expiresDate)
-            w.int64(C.webOrderLineItemID, p.webOrderLineItemID)
-            w.bool(C.isTrialPeriod, p.isTrialPeriod)
-            w.bool(C.isInIntroOfferPeriod, p.isInIntroOfferPeriod)
-            bytes(&w, C.promotionalOfferID, p.promotionalOfferID)
-            w.int32(C.productType, p.productType)
-            w.int64(C.cancellationDate, p.cancellationDate)
-            w.int32(C.cancellationReason, p.cancellationReason)
-            w.int64(C.firstSeen, p.firstSeen)
-            w.int64(C.lastSeen, p.lastSeen)
-            w.int64(C.occurrences, p.occurrences)
-            w.string(C.source, source)
-            w.int64(C.line, p.newest.line)
-        }
+        // The table moves into the visitor and back, so that it stays uniquely held (no copy on write).
+        let t = table
+        table = Self.placeholder
+        var v = PurchaseRowVisitor(table: consume t, text: p.text, inputs: inputs)
+        var r = p
+        r.visit(&v)
+        table = v.table
+        table.rowCount += 1
         try rowAdded()
     }
+
+    /// Stands in for a table while it is lent out (an empty table allocates once, here).
+    private static let placeholder = ColumnTable(schema: .purchases)
 
     /// Appends a `subscriptions` row. `renewal` is the newest renewal info of its key (its columns are null
     /// without one); `asOf` the time `state` is judged at.

@@ -1,161 +1,209 @@
-/// The key of a `purchases` row.
+import Foundation
+import ReceiptModel
+
+/// The key of a `purchases` row: environment, bundle_id and transaction_id, read in a record's text (equal and
+/// hashed by those bytes only).
 struct PurchaseKey: Hashable, Sendable {
     var environment: UInt8
-    var bundleID: [UInt8]
-    var transactionID: [UInt8]
+    var text: [UInt8]
+    var bundleID: TextSpan
+    var transactionID: TextSpan
 
-    /// Hashes the byte strings as blocks (the synthesized hash feeds the hasher one byte at a time).
     func hash(into h: inout Hasher) {
         h.combine(environment)
-        bundleID.withUnsafeBytes { h.combine(bytes: $0) }
-        h.combine(bundleID.count)
-        transactionID.withUnsafeBytes { h.combine(bytes: $0) }
+        text.withUnsafeBytes { t in
+            h.combine(bytes: t.span(bundleID))
+            h.combine(Int(bundleID.count))
+            h.combine(bytes: t.span(transactionID))
+        }
+    }
+
+    static func == (a: PurchaseKey, b: PurchaseKey) -> Bool {
+        guard a.environment == b.environment else { return false }
+        return a.text.withUnsafeBytes { x in
+            b.text.withUnsafeBytes { y in
+                equalBytes(x.span(a.bundleID), y.span(b.bundleID))
+                    && equalBytes(x.span(a.transactionID), y.span(b.transactionID))
+            }
+        }
     }
 }
 
 /// One `purchases` row in the making: the merge of one or more occurrences of the same key.
 ///
-/// `merge` is associative and commutative (the newest occurrence wins by the total recency order, counts add,
-/// dates take their min and max), so the result does not depend on the order occurrences meet in: not on
-/// threads, batch sizes, spill partitions or resumed parts.
+/// `facts` are the newest occurrence's (its byte strings in `text`), but for the cancellation pair, which is the
+/// newest cancelled occurrence's. `merge` is associative and commutative (the newest occurrence wins by the total
+/// recency order, counts add, dates take their min and max), so the result does not depend on the order
+/// occurrences meet in: not on threads, batch sizes, spill partitions or resumed parts.
+///
+/// `visit` declares the row: every column in order, with where its value lives; the table schema, the spill
+/// encoding and the row writer follow from it (`PurchaseColumns`).
 struct PurchaseRecord: Sendable {
-    var key: PurchaseKey
-    /// Recency of the occurrence the fact columns come from (its input and line give `source` and `line`).
+    var facts: PurchaseFacts
+    /// The byte strings `facts` spans.
+    var text: [UInt8]
+    /// Recency of the occurrence the facts come from (its input and line give `source` and `line`).
     var newest: Recency
-    var originalTransactionID: [UInt8]?
-    var productID: [UInt8]
-    var quantity: Int32?
-    var purchaseDate: Int64?
-    var originalPurchaseDate: Int64?
-    var expiresDate: Int64?
-    var webOrderLineItemID: Int64?
-    var isTrialPeriod: Bool?
-    var isInIntroOfferPeriod: Bool?
-    var promotionalOfferID: [UInt8]?
-    var productType: Int32?
-    /// The newest occurrence that had a cancellation date, with that date and reason.
+    /// The newest occurrence that had a cancellation date (the cancellation pair of `facts` is its).
     var cancelledAt: Recency?
-    var cancellationDate: Int64?
-    var cancellationReason: Int32?
     /// Min and max receipt creation date over the occurrences (nil when none was dated).
     var firstSeen: Int64?
     var lastSeen: Int64?
     var occurrences: Int64
 
+    /// The record of a single occurrence of `feed`, from input `input`.
+    init(_ o: PurchaseOccurrence, input: Int, text: UnsafeRawBufferPointer) {
+        let recency = Self.recency(o, input: input)
+        facts = o.facts
+        if facts.cancellationDate == nil { facts.cancellationReason = nil }
+        self.text = Array(text)
+        newest = recency
+        cancelledAt = o.facts.cancellationDate == nil ? nil : recency
+        firstSeen = o.created
+        lastSeen = o.created
+        occurrences = 1
+    }
+
+    init(
+        facts: PurchaseFacts, text: [UInt8], newest: Recency, cancelledAt: Recency?, firstSeen: Int64?,
+        lastSeen: Int64?, occurrences: Int64
+    ) {
+        self.facts = facts
+        self.text = text
+        self.newest = newest
+        self.cancelledAt = cancelledAt
+        self.firstSeen = firstSeen
+        self.lastSeen = lastSeen
+        self.occurrences = occurrences
+    }
+
+    static func recency(_ o: PurchaseOccurrence, input: Int) -> Recency {
+        Recency(created: o.created ?? Int64.min, input: Int64(input), line: o.line, entry: o.entry)
+    }
+
+    var key: PurchaseKey {
+        PurchaseKey(
+            environment: facts.environment.rawValue, text: text, bundleID: facts.bundleID,
+            transactionID: facts.transactionID)
+    }
+
     mutating func merge(_ o: PurchaseRecord) {
-        occurrences += o.occurrences
-        if let f = o.firstSeen { firstSeen = min(firstSeen ?? f, f) }
-        if let l = o.lastSeen { lastSeen = max(lastSeen ?? l, l) }
-        if let c = o.cancelledAt, cancelledAt.map({ $0 < c }) ?? true {
-            cancelledAt = c
-            cancellationDate = o.cancellationDate
-            cancellationReason = o.cancellationReason
-        }
-        if newest < o.newest {
-            newest = o.newest
-            originalTransactionID = o.originalTransactionID
-            productID = o.productID
-            quantity = o.quantity
-            purchaseDate = o.purchaseDate
-            originalPurchaseDate = o.originalPurchaseDate
-            expiresDate = o.expiresDate
-            webOrderLineItemID = o.webOrderLineItemID
-            isTrialPeriod = o.isTrialPeriod
-            isInIntroOfferPeriod = o.isInIntroOfferPeriod
-            promotionalOfferID = o.promotionalOfferID
-            productType = o.productType
+        o.text.withUnsafeBytes { t in
+            merge(
+                o.facts, text: t, newest: o.newest, cancelledAt: o.cancelledAt, firstSeen: o.firstSeen,
+                lastSeen: o.lastSeen, occurrences: o.occurrences)
         }
     }
 
-    /// Approximate heap bytes while held in a dictionary (the value, its arrays and the table's slack).
-    var estimatedBytes: Int {
-        2 * MemoryLayout<PurchaseRecord>.stride + 3 * 48 + key.bundleID.count + key.transactionID.count
-            + productID.count + (originalTransactionID.map { 48 + $0.count } ?? 0)
-            + (promotionalOfferID.map { 48 + $0.count } ?? 0)
+    /// Merges occurrence `o` (of input `input`, its text `text`) of the same key.
+    mutating func merge(_ o: PurchaseOccurrence, input: Int, text: UnsafeRawBufferPointer) {
+        let recency = Self.recency(o, input: input)
+        merge(
+            o.facts, text: text, newest: recency, cancelledAt: o.facts.cancellationDate == nil ? nil : recency,
+            firstSeen: o.created, lastSeen: o.created, occurrences: 1)
     }
+
+    /// The merge: of another record, or of one occurrence (`occurrences` 1, seen and cancelled at its recency).
+    /// The text is copied only when the newer facts' bytes differ from the ones held.
+    private mutating func merge(
+        _ f: PurchaseFacts, text t: UnsafeRawBufferPointer, newest n: Recency, cancelledAt c: Recency?,
+        firstSeen: Int64?, lastSeen: Int64?, occurrences count: Int64
+    ) {
+        occurrences += count
+        self.firstSeen = minOptional(self.firstSeen, firstSeen)
+        self.lastSeen = maxOptional(self.lastSeen, lastSeen)
+        var cancellation = (cancelledAt, facts.cancellationDate, facts.cancellationReason)
+        if let c, cancelledAt.map({ $0 < c }) ?? true { cancellation = (c, f.cancellationDate, f.cancellationReason) }
+        if newest < n {
+            newest = n
+            facts = f
+            if !text.withUnsafeBytes({ equalBytes($0, t) }) { text = Array(t) }
+        }
+        (cancelledAt, facts.cancellationDate, facts.cancellationReason) = cancellation
+    }
+
+    /// Approximate heap bytes while held (the value, its text and the table's slack).
+    var estimatedBytes: Int { 2 * MemoryLayout<PurchaseRecord>.stride + 48 + text.count }
 
     func partition(_ count: Int, seed: UInt64) -> Int {
-        Int(stableHash([key.environment], key.bundleID, key.transactionID, seed: seed) % UInt64(count))
+        text.withUnsafeBytes { t in
+            Int(
+                stableHash(facts.environment.rawValue, t.span(facts.bundleID), t.span(facts.transactionID), seed: seed)
+                    % UInt64(count))
+        }
     }
+
+    /// The bytes of `s` in the text (copied).
+    func bytes(_ s: TextSpan) -> [UInt8] { text.withUnsafeBytes { Array($0.span(s)) } }
+    func bytes(_ s: TextSpan?) -> [UInt8]? { s.map(bytes) }
 
     /// The row order of `purchases`: environment, bundle_id, original_transaction_id (null first),
     /// purchase_date (null first), transaction_id; strings bytewise.
     static func precedes(_ a: PurchaseRecord, _ b: PurchaseRecord) -> Bool {
-        if a.key.environment != b.key.environment { return a.key.environment < b.key.environment }
-        let c = compareBytes(a.key.bundleID, b.key.bundleID)
-        if c != 0 { return c < 0 }
-        switch (a.originalTransactionID, b.originalTransactionID) {
-        case (nil, .some): return true
-        case (.some, nil): return false
-        case (let x?, let y?):
-            let c = compareBytes(x, y)
-            if c != 0 { return c < 0 }
-        case (nil, nil): break
+        if a.facts.environment != b.facts.environment {
+            return a.facts.environment.rawValue < b.facts.environment.rawValue
         }
-        let pa = a.purchaseDate ?? Int64.min
-        let pb = b.purchaseDate ?? Int64.min
-        if (a.purchaseDate == nil) != (b.purchaseDate == nil) { return a.purchaseDate == nil }
-        if pa != pb { return pa < pb }
-        return compareBytes(a.key.transactionID, b.key.transactionID) < 0
+        return a.text.withUnsafeBytes { x in
+            b.text.withUnsafeBytes { y in
+                let c = compareBytes(x.span(a.facts.bundleID), y.span(b.facts.bundleID))
+                if c != 0 { return c < 0 }
+                switch (a.facts.originalTransactionID, b.facts.originalTransactionID) {
+                case (nil, .some): return true
+                case (.some, nil): return false
+                case (let p?, let q?):
+                    let c = compareBytes(x.span(p), y.span(q))
+                    if c != 0 { return c < 0 }
+                case (nil, nil): break
+                }
+                let pa = a.facts.purchaseDate
+                let pb = b.facts.purchaseDate
+                if (pa == nil) != (pb == nil) { return pa == nil }
+                if let pa, let pb, pa != pb { return pa < pb }
+                return compareBytes(x.span(a.facts.transactionID), y.span(b.facts.transactionID)) < 0
+            }
+        }
     }
+}
 
-    func encode(into w: inout SpillWriter) {
-        w.u8(key.environment)
-        w.text(key.bundleID)
-        w.text(key.transactionID)
-        newest.encode(into: &w)
-        w.text(originalTransactionID)
-        w.text(productID)
-        w.i32(quantity)
-        w.i64(purchaseDate)
-        w.i64(originalPurchaseDate)
-        w.i64(expiresDate)
-        w.i64(webOrderLineItemID)
-        w.bool(isTrialPeriod)
-        w.bool(isInIntroOfferPeriod)
-        w.text(promotionalOfferID)
-        w.i32(productType)
-        if let c = cancelledAt {
-            w.u8(1)
-            c.encode(into: &w)
-            w.i64(cancellationDate)
-            w.i32(cancellationReason)
-        } else {
-            w.u8(0)
-        }
-        w.i64(firstSeen)
-        w.i64(lastSeen)
-        w.i64(occurrences)
-    }
+/// Visits a whole `purchases` row: the facts' columns, and the columns and state the record adds.
+protocol PurchaseRecordVisitor: PurchaseFactVisitor {
+    mutating func environment(_ name: StaticString, _ v: inout HistoryEnvironment)
+    /// A non-null int64 column.
+    mutating func count(_ name: StaticString, _ v: inout Int64)
+    /// The `source` column: the name of input `v`.
+    mutating func source(_ name: StaticString, _ v: inout Int64)
+    /// State the merge needs that is no column.
+    mutating func state(_ v: inout Int64)
+    mutating func state(_ v: inout Recency?)
+}
 
-    static func decode(_ r: inout SpillReader) throws(HistoryError) -> PurchaseRecord {
-        let key = PurchaseKey(environment: try r.u8(), bundleID: try r.text(), transactionID: try r.text())
-        let newest = try Recency.decode(&r)
-        let otid = try r.optionalText()
-        let product = try r.text()
-        let quantity = try r.optionalI32()
-        let purchase = try r.optionalI64()
-        let originalPurchase = try r.optionalI64()
-        let expires = try r.optionalI64()
-        let webOrder = try r.optionalI64()
-        let trial = try r.optionalBool()
-        let intro = try r.optionalBool()
-        let promo = try r.optionalText()
-        let productType = try r.optionalI32()
-        var cancelledAt: Recency? = nil
-        var cancellationDate: Int64? = nil
-        var cancellationReason: Int32? = nil
-        if try r.u8() != 0 {
-            cancelledAt = try Recency.decode(&r)
-            cancellationDate = try r.optionalI64()
-            cancellationReason = try r.optionalI32()
-        }
-        return PurchaseRecord(
-            key: key, newest: newest, originalTransactionID: otid, productID: product, quantity: quantity,
-            purchaseDate: purchase, originalPurchaseDate: originalPurchase, expiresDate: expires,
-            webOrderLineItemID: webOrder, isTrialPeriod: trial, isInIntroOfferPeriod: intro, promotionalOfferID: promo,
-            productType: productType, cancelledAt: cancelledAt, cancellationDate: cancellationDate,
-            cancellationReason: cancellationReason, firstSeen: try r.optionalI64(), lastSeen: try r.optionalI64(),
-            occurrences: try r.i64())
+extension PurchaseRecord {
+    /// The `purchases` row, column by column in order, then the state that is not a column.
+    @inline(__always)
+    mutating func visit<V: PurchaseRecordVisitor>(_ v: inout V) {
+        v.environment("environment", &facts.environment)
+        facts.visit(&v)
+        v.timestamp("first_seen", &firstSeen)
+        v.timestamp("last_seen", &lastSeen)
+        v.count("occurrences", &occurrences)
+        v.source("source", &newest.input)
+        v.count("line", &newest.line)
+        v.state(&newest.created)
+        v.state(&newest.entry)
+        v.state(&cancelledAt)
     }
+}
+
+extension UnsafeRawBufferPointer {
+    /// The bytes of `s` (a span made for this buffer: in range, unless a spilled record was damaged, which
+    /// decoding refuses).
+    @inline(__always)
+    func span(_ s: TextSpan) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: self[Int(s.offset)..<(Int(s.offset) + Int(s.count))])
+    }
+}
+
+@inline(__always)
+func equalBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+    a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
 }

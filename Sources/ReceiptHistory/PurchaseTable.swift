@@ -1,11 +1,11 @@
 import Foundation
+import ReceiptModel
 
-/// The purchases merged by key in memory, fed straight from batch columns.
+/// The purchases merged by key in memory, fed straight from the batches' occurrences.
 ///
 /// Records sit in one array. An open-addressing index of slots maps the 64-bit hash of a key to its record and
 /// to a copy of the key's bytes in one flat buffer, so that a lookup touches the slot and the key bytes and a
-/// hit is confirmed by comparing them. The record's original_transaction_id is copied beside its key, so that
-/// a merge compares it there instead of in the record's own array. An occurrence of a purchase already held merges in place and allocates
+/// hit is confirmed by comparing them. An occurrence of a purchase already held merges in place and allocates
 /// nothing (unless its newest facts carry different byte strings); only a new purchase makes a record.
 struct PurchaseTable {
     private struct Slot {
@@ -18,9 +18,6 @@ struct PurchaseTable {
         var bundleLength: Int32 = 0
         var keyOffset = 0
         var keyLength = 0
-        /// The record's original_transaction_id, also in `keys`; length -1 when null.
-        var originalOffset = 0
-        var originalLength = -1
     }
 
     private(set) var records: [PurchaseRecord] = []
@@ -36,11 +33,12 @@ struct PurchaseTable {
 
     var isEmpty: Bool { records.isEmpty }
 
-    /// Adds occurrence `o` of `columns`.
-    mutating func add(_ columns: OccurrenceColumns, _ o: Occurrence) {
-        let bundle = OccurrenceColumns.view(columns.bundle, o.row)
-        let txid = OccurrenceColumns.view(columns.txid, o.row)
-        let h = Self.hash(o.environment, bundle, txid)
+    /// Adds occurrence `o` of input `input`, whose text is `text`.
+    mutating func add(_ o: PurchaseOccurrence, input: Int, text: UnsafeRawBufferPointer) {
+        let environment = o.facts.environment.rawValue
+        let bundle = text.span(o.facts.bundleID)
+        let txid = text.span(o.facts.transactionID)
+        let h = Self.hash(environment, bundle, txid)
         let mask = slots.count - 1
         var s = Int(truncatingIfNeeded: h) & mask
         let keyLength = 1 + bundle.count + txid.count
@@ -48,44 +46,25 @@ struct PurchaseTable {
             let slot = slots[s]
             if slot.hash == h && slot.keyLength == keyLength && Int(slot.bundleLength) == bundle.count
                 && keys.withUnsafeBytes({ k in
-                    k[slot.keyOffset] == o.environment
+                    k[slot.keyOffset] == environment
                         && Self.equal(k, slot.keyOffset + 1, bundle)
                         && Self.equal(k, slot.keyOffset + 1 + bundle.count, txid)
                 })
             {
-                let original = OccurrenceColumns.view(columns.otid, o.row)
-                let valid = columns.otid.valid[o.row]
-                let same =
-                    valid
-                    ? slot.originalLength == original.count
-                        && keys.withUnsafeBytes { Self.equal($0, slot.originalOffset, original) }
-                    : slot.originalLength == -1
-                if columns.merge(o, into: &records[Int(slot.record) - 1], sameOriginal: same) && !same {
-                    slots[s].originalOffset = keys.count
-                    slots[s].originalLength = valid ? original.count : -1
-                    keys.append(contentsOf: original)
-                }
+                records[Int(slot.record) - 1].merge(o, input: input, text: text)
                 return
             }
             s = (s + 1) & mask
         }
-        var record = columns.record(o)
-        // Records of one app share its bundle id's storage.
-        if let last = records.last, last.key.bundleID == record.key.bundleID {
-            record.key.bundleID = last.key.bundleID
-        }
+        let record = PurchaseRecord(o, input: input, text: text)
         bytes += record.estimatedBytes
         records.append(record)
         slots[s] = Slot(
             hash: h, record: Int32(records.count), bundleLength: Int32(bundle.count), keyOffset: keys.count,
             keyLength: keyLength)
-        keys.append(o.environment)
+        keys.append(environment)
         keys.append(contentsOf: bundle)
         keys.append(contentsOf: txid)
-        let original = OccurrenceColumns.view(columns.otid, o.row)
-        slots[s].originalOffset = keys.count
-        slots[s].originalLength = columns.otid.valid[o.row] ? original.count : -1
-        keys.append(contentsOf: original)
         if records.count * 2 > slots.count { grow() }
     }
 

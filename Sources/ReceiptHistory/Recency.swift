@@ -25,22 +25,3 @@ struct Recency: Comparable, Sendable {
         Recency(created: try r.i64(), input: try r.i64(), line: try r.i64(), entry: try r.i64())
     }
 }
-
-/// The environment of a record in the history tables, from its class (`RecordEnvironment`): `Sandbox` for a
-/// sandbox record, otherwise `Production` (a record naming no environment included). The raw values order as the
-/// names do, bytewise.
-enum HistoryEnvironment: UInt8, Sendable {
-    case production = 0
-    case sandbox = 1
-
-    /// nil for StoreKit testing records (`Xcode`, `LocalTesting`), which never count.
-    init?(_ environment: RecordEnvironment) {
-        switch environment {
-        case .sandbox: self = .sandbox
-        case .production, .absent: self = .production
-        case .xcode, .localTesting: return nil
-        }
-    }
-
-    var name: String { self == .production ? "Production" : "Sandbox" }
-}

@@ -68,41 +68,31 @@ struct RenewalRecord: Sendable {
             isInBillingRetryPeriod: try r.optionalBool(), gracePeriodExpiresDate: try r.optionalI64())
     }
 
-    /// The renewal infos of one written batch that count: its `renewals` rows (valid JWS renewal infos) whose
-    /// environment is not StoreKit testing (`Xcode`, `LocalTesting`) and whose original_transaction_id is not null, `input` being the batch's
-    /// command-line index.
-    static func extract(_ batch: ColumnBatch, input: Int, _ body: (RenewalRecord) throws(HistoryError) -> Void)
-        throws(HistoryError)
-    {
-        typealias C = RenewalsColumns
-        let t = batch.renewals
-        let environment = t.strings[C.environment]
-        let otid = t.strings[C.originalTransactionID]
-        let product = t.strings[C.autoRenewProductID]
-        let line = t.int64s[C.line]
-        let signed = t.int64s[C.signedDate]
-        let grace = t.int64s[C.gracePeriodExpiresDate]
-        let index = t.int32s[C.jwsIndex]
-        let status = t.int32s[C.autoRenewStatus]
-        let intent = t.int32s[C.expirationIntent]
-        let retry = t.bools[C.isInBillingRetryPeriod]
-        for i in 0..<t.rowCount where otid.valid[i] {
-            guard let env = OccurrenceExtractor.environment(environment, i) else { continue }
-            let recency = Recency(
-                created: signed[i] ?? Int64.min, input: Int64(input), line: line[i] ?? 0,
-                entry: Int64(index[i] ?? 0))
-            try body(
-                RenewalRecord(
-                    key: RenewalKey(environment: env.rawValue, originalTransactionID: bytes(otid, i)),
-                    newest: recency, signedDate: signed[i], autoRenewStatus: status[i],
-                    autoRenewProductID: product.valid[i] ? bytes(product, i) : nil,
-                    expirationIntent: intent[i], isInBillingRetryPeriod: retry[i],
-                    gracePeriodExpiresDate: grace[i]))
-        }
-        withExtendedLifetime(t) {}
+    /// The record of renewal info `n` of input `input`, whose spans lie in `text`.
+    init(_ n: RenewalOccurrence, input: Int, text: UnsafeRawBufferPointer) {
+        key = RenewalKey(
+            environment: n.environment.rawValue, originalTransactionID: Array(text.span(n.originalTransactionID)))
+        newest = Recency(
+            created: n.signedDate ?? Int64.min, input: Int64(input), line: n.line, entry: Int64(n.jwsIndex))
+        signedDate = n.signedDate
+        autoRenewStatus = n.autoRenewStatus
+        autoRenewProductID = n.autoRenewProductID.map { Array(text.span($0)) }
+        expirationIntent = n.expirationIntent
+        isInBillingRetryPeriod = n.isInBillingRetryPeriod
+        gracePeriodExpiresDate = n.gracePeriodExpiresDate
     }
 
-    private static func bytes(_ c: StringColumn, _ i: Int) -> [UInt8] {
-        c.withBytes(i) { Array($0) }
+    init(
+        key: RenewalKey, newest: Recency, signedDate: Int64?, autoRenewStatus: Int32?, autoRenewProductID: [UInt8]?,
+        expirationIntent: Int32?, isInBillingRetryPeriod: Bool?, gracePeriodExpiresDate: Int64?
+    ) {
+        self.key = key
+        self.newest = newest
+        self.signedDate = signedDate
+        self.autoRenewStatus = autoRenewStatus
+        self.autoRenewProductID = autoRenewProductID
+        self.expirationIntent = expirationIntent
+        self.isInBillingRetryPeriod = isInBillingRetryPeriod
+        self.gracePeriodExpiresDate = gracePeriodExpiresDate
     }
 }

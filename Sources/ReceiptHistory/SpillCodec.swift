@@ -1,3 +1,5 @@
+import Foundation
+
 /// Appends the binary form of spilled records: little-endian fixed-width integers, length-prefixed byte strings
 /// and one-byte presence flags for optional values. The format lives only inside one run's spill folder.
 struct SpillWriter {
@@ -107,12 +109,47 @@ func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
     return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
 }
 
+/// Bytewise comparison of two byte strings (`memcmp` order, a prefix first).
+@inline(__always)
+func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+    let n = min(a.count, b.count)
+    if n > 0 {
+        let c = memcmp(a.baseAddress!, b.baseAddress!, n)  // n > 0: both have a base
+        if c != 0 { return c < 0 ? -1 : 1 }
+    }
+    return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+}
+
 /// FNV-1a over the bytes, mixed with `seed`: stable across processes (Swift's `Hasher` is seeded per process),
 /// so a resumed run puts a key into the same partition as the run it continues.
 @inline(__always)
 func stableHash(_ parts: [UInt8]..., seed: UInt64) -> UInt64 {
-    var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ (seed &* 0x9E37_79B9_7F4A_7C15)
-    for p in parts {
+    var h = StableHasher(seed: seed)
+    for p in parts { p.withUnsafeBytes { h.combine($0) } }
+    return h.finalize()
+}
+
+/// `stableHash` of an environment byte and two byte strings.
+@inline(__always)
+func stableHash(
+    _ environment: UInt8, _ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, seed: UInt64
+) -> UInt64 {
+    var h = StableHasher(seed: seed)
+    withUnsafeBytes(of: environment) { h.combine($0) }
+    h.combine(a)
+    h.combine(b)
+    return h.finalize()
+}
+
+/// The state of `stableHash`: each part's bytes, then a separator.
+struct StableHasher {
+    private var h: UInt64
+
+    @inline(__always)
+    init(seed: UInt64) { h = 0xcbf2_9ce4_8422_2325 ^ (seed &* 0x9E37_79B9_7F4A_7C15) }
+
+    @inline(__always)
+    mutating func combine(_ p: UnsafeRawBufferPointer) {
         for b in p {
             h ^= UInt64(b)
             h = h &* 0x100_0000_01b3
@@ -120,8 +157,13 @@ func stableHash(_ parts: [UInt8]..., seed: UInt64) -> UInt64 {
         h ^= 0xff
         h = h &* 0x100_0000_01b3
     }
-    h ^= h >> 33
-    h = h &* 0xff51_afd7_ed55_8ccd
-    h ^= h >> 33
-    return h
+
+    @inline(__always)
+    func finalize() -> UInt64 {
+        var x = h
+        x ^= x >> 33
+        x = x &* 0xff51_afd7_ed55_8ccd
+        x ^= x >> 33
+        return x
+    }
 }

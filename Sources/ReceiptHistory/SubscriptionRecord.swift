@@ -1,3 +1,5 @@
+import ReceiptModel
+
 /// The key of a `subscriptions` row: the period's original_transaction_id, or its transaction_id when that is
 /// null.
 struct SubscriptionKey: Hashable, Sendable {
@@ -71,15 +73,18 @@ struct SubscriptionRecord: Sendable {
     var countedExpires: Int64?
 
     /// The period a `purchases` row describes (its expires_date must not be null).
-    init(period p: PurchaseRecord, asOf a: Int64) {
+    init(period record: PurchaseRecord, asOf a: Int64) {
+        let p = record.facts
+        let transactionID = record.bytes(p.transactionID)
+        let productID = record.bytes(p.productID)
         key = SubscriptionKey(
-            environment: p.key.environment, bundleID: p.key.bundleID,
-            originalTransactionID: p.originalTransactionID ?? p.key.transactionID)
-        let order = PeriodOrder(purchaseDate: p.purchaseDate, transactionID: p.key.transactionID)
+            environment: p.environment.rawValue, bundleID: record.bytes(p.bundleID),
+            originalTransactionID: record.bytes(p.originalTransactionID) ?? transactionID)
+        let order = PeriodOrder(purchaseDate: p.purchaseDate, transactionID: transactionID)
         first = order
         latest = order
-        firstProductID = p.productID
-        latestProductID = p.productID
+        firstProductID = productID
+        latestProductID = productID
         firstPurchaseDate = p.purchaseDate
         latestPurchaseDate = p.purchaseDate
         latestExpiresDate = p.cancellationDate == nil ? p.expiresDate : nil
@@ -87,7 +92,7 @@ struct SubscriptionRecord: Sendable {
         trialPeriods = p.isTrialPeriod == true ? 1 : 0
         introPeriods = p.isInIntroOfferPeriod == true ? 1 : 0
         cancelledPeriods = p.cancellationDate == nil ? 0 : 1
-        observedThrough = p.lastSeen
+        observedThrough = record.lastSeen
         let isCounted = p.purchaseDate.map { $0 <= a } ?? false
         let cancelledAtA = p.cancellationDate.map { $0 <= a } ?? false
         counted = isCounted

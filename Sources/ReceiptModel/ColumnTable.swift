@@ -268,6 +268,8 @@ public struct ColumnBatch: Sendable {
     public var transactions: ColumnTable
     /// One row per valid JWS renewal info (docs/jws.md); empty for receipts.
     public var renewals: ColumnTable
+    /// What the history stage takes from the batch, made beside the rows from the same values.
+    public var history = HistoryFeed()
     /// When `--format ndjson`: one rendered JSON object per receipts row, each followed by `\n`.
     public var ndjson: [UInt8] = []
     /// Input bytes this batch covered (for progress and the summary).

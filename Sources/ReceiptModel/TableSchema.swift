@@ -150,34 +150,6 @@ public struct TableSchema: Sendable, Equatable {
 }
 
 extension TableSchema {
-    /// `purchases`: one row per (environment, bundle_id, transaction_id) over every contributing receipt
-    /// (docs/history.md).
-    public static let purchases = TableSchema(
-        name: "purchases",
-        [
-            ("environment", .string, false),
-            ("bundle_id", .string, false),
-            ("transaction_id", .string, false),
-            ("original_transaction_id", .string, true),
-            ("product_id", .string, false),
-            ("quantity", .int32, true),
-            ("purchase_date", .timestampMillis, true),
-            ("original_purchase_date", .timestampMillis, true),
-            ("expires_date", .timestampMillis, true),
-            ("web_order_line_item_id", .int64, true),
-            ("is_trial_period", .bool, true),
-            ("is_in_intro_offer_period", .bool, true),
-            ("promotional_offer_id", .string, true),
-            ("product_type", .int32, true),
-            ("cancellation_date", .timestampMillis, true),
-            ("cancellation_reason", .int32, true),
-            ("first_seen", .timestampMillis, true),
-            ("last_seen", .timestampMillis, true),
-            ("occurrences", .int64, false),
-            ("source", .string, false),
-            ("line", .int64, false),
-        ])
-
     /// `subscriptions`: one row per (environment, bundle_id, original_transaction_id) of auto-renewable periods,
     /// then the columns of the subscription's newest JWS renewal info (null without one) (docs/history.md).
     public static let subscriptions = TableSchema(
@@ -204,20 +176,6 @@ extension TableSchema {
             ("is_in_billing_retry_period", .bool, true),
             ("grace_period_expires_date", .timestampMillis, true),
         ])
-}
-
-/// Column slots of the `purchases` table.
-public enum PurchasesColumns {
-    // strings
-    public static let environment = 0, bundleID = 1, transactionID = 2, originalTransactionID = 3, productID = 4,
-        promotionalOfferID = 5, source = 6
-    // int64s (timestamps included)
-    public static let purchaseDate = 0, originalPurchaseDate = 1, expiresDate = 2, webOrderLineItemID = 3,
-        cancellationDate = 4, firstSeen = 5, lastSeen = 6, occurrences = 7, line = 8
-    // int32s
-    public static let quantity = 0, productType = 1, cancellationReason = 2
-    // bools
-    public static let isTrialPeriod = 0, isInIntroOfferPeriod = 1
 }
 
 /// Column slots of the `subscriptions` table.

@@ -142,7 +142,12 @@ public final class ExportPipeline: @unchecked Sendable {
         let batches = Pool { [config] in
             RecordBatch(capacity: config.reader.batchCapacity, maxRecords: config.reader.maxRecordsPerBatch)
         }
-        let columns = Pool { ColumnBatch(sequence: 0) }
+        // Without a history stage the workers make no history feed.
+        let columns = Pool { [history] in
+            var b = ColumnBatch(sequence: 0)
+            b.history = HistoryFeed(collecting: history != nil)
+            return b
+        }
         let workers = DispatchGroup()
         let reader = DispatchGroup()
         DispatchQueue(label: "receiptflow.reader").async(group: reader) { [self] in read(slots, batches) }

@@ -6,7 +6,8 @@ import ReceiptVerify
 /// Appends the rows of a line holding JWS (docs/jws.md): one `receipts` row per JWS, nested ones included, with
 /// its `jws_index` in the line; a `transactions` row per valid JWS transaction; and with `--format ndjson` one
 /// object per receipts row; a `renewals` row per valid JWS renewal info. The run's policies (the list receipts go
-/// through) judge every decoded JWS.
+/// through) judge every decoded JWS. Beside the rows, from the same values, the history's purchase occurrences
+/// and counting renewal infos (`HistoryFeed`).
 struct JWSRowAppender {
     let evaluator: JWSEvaluator
     let policies: [any RecordPolicy]
@@ -20,27 +21,31 @@ struct JWSRowAppender {
         guard !items.isEmpty else {
             var v = JWSVerdict()
             v.reject(.jwsMalformed, "the line names a JWS body key but holds no JWS")
-            appendRows(ctx, text: nil, v, index: 0, inherited: nil, into: &out, &counts)
+            var entry: Int64 = 0
+            appendRows(ctx, text: nil, v, index: 0, inherited: nil, entry: &entry, into: &out, &counts)
             return
         }
         var index: Int32 = 0
+        // The place of the next transactions row among the line's (a purchase occurrence's recency).
+        var entry: Int64 = 0
         for item in items {
             guard let text = item else {
                 var v = JWSVerdict()
                 v.reject(.jwsMalformed, "an element where a JWS belongs is not a string")
-                appendRows(ctx, text: nil, v, index: index, inherited: nil, into: &out, &counts)
+                appendRows(ctx, text: nil, v, index: index, inherited: nil, entry: &entry, into: &out, &counts)
                 index += 1
                 continue
             }
             let verdict = evaluator.evaluate(text)
-            appendRows(ctx, text: text, verdict, index: index, inherited: nil, into: &out, &counts)
+            appendRows(ctx, text: text, verdict, index: index, inherited: nil, entry: &entry, into: &out, &counts)
             index += 1
             // A notification's nested JWS follow it, each with its own index, bundle and environment from the
             // notification's data when they carry none themselves.
             let data = verdict.fields?.object("data")
             for (key, nested) in verdict.nested {
                 appendRows(
-                    ctx, text: data?.string(key), nested, index: index, inherited: data, into: &out, &counts)
+                    ctx, text: data?.string(key), nested, index: index, inherited: data, entry: &entry, into: &out,
+                    &counts)
                 index += 1
             }
         }
@@ -48,7 +53,7 @@ struct JWSRowAppender {
 
     private func appendRows(
         _ ctx: RowContext, text: String?, _ verdict: JWSVerdict, index: Int32, inherited: JWSFields?,
-        into out: inout ColumnBatch, _ counts: inout BatchCounts
+        entry: inout Int64, into out: inout ColumnBatch, _ counts: inout BatchCounts
     ) {
         var v = verdict
         let f = v.fields
@@ -61,11 +66,19 @@ struct JWSRowAppender {
         }
         appendReceipt(&out.receipts, ctx, v, environment: environment, bundle: bundle, digest: digest, index: index)
         counts.count(v.status, v.code, jws: true)
+        // The history environment of a valid JWS that counts (nil: none, or StoreKit testing).
+        let history =
+            out.history.isCollecting && v.status == .valid ? HistoryEnvironment(RecordEnvironment(environment)) : nil
+        if history != nil { out.history.contributing(created: f?.signingDate(v.kind)) }
         if v.status == .valid, v.kind == .transaction, let f {
-            appendTransaction(&out.transactions, ctx, f, environment: environment, bundle: bundle, index: index)
+            let purchase = JWSPurchase(f, environment: environment, bundle: bundle)
+            appendTransaction(&out.transactions, ctx, f, purchase, index: index)
+            if let history { appendOccurrence(&out.history, ctx, purchase, history, entry) }
+            entry += 1
         }
         if v.status == .valid, v.kind == .renewal, let f {
             appendRenewal(&out.renewals, ctx, f, environment: environment, index: index)
+            if let history { appendRenewalOccurrence(&out.history, ctx, f, history, index: index) }
         }
         if renderNDJSON { appendNDJSON(ctx, v, environment: environment, index: index, into: &out.ndjson) }
     }
@@ -149,8 +162,7 @@ struct JWSRowAppender {
     }
 
     private func appendTransaction(
-        _ t: inout ColumnTable, _ ctx: RowContext, _ f: JWSFields, environment: String?, bundle: String?,
-        index: Int32
+        _ t: inout ColumnTable, _ ctx: RowContext, _ f: JWSFields, _ p: JWSPurchase, index: Int32
     ) {
         typealias C = TransactionsColumns
         let int32 = { (k: String) in f.int64(k).flatMap { Int32(exactly: $0) } }
@@ -159,26 +171,26 @@ struct JWSRowAppender {
             w.int64(C.line, Int64(ctx.line))
             w.string(C.recordID, ctx.recordID)
             // Non-nullable in the schema: an absent value is written as an empty string, as for receipts.
-            w.string(C.bundleID, bundle ?? "")
-            w.string(C.receiptType, environment ?? "")
-            w.int32(C.quantity, int32("quantity"))
-            w.string(C.productID, f.string("productId") ?? "")
-            w.string(C.transactionID, f.string("transactionId") ?? "")
-            w.string(C.originalTransactionID, f.string("originalTransactionId"))
-            w.int64(C.purchaseDate, f.int64("purchaseDate"))
-            w.int64(C.originalPurchaseDate, f.int64("originalPurchaseDate"))
-            w.int64(C.expiresDate, f.int64("expiresDate"))
-            w.int64(C.cancellationDate, f.int64("revocationDate"))
-            w.int64(C.webOrderLineItemID, f.int64("webOrderLineItemId"))
+            w.string(C.bundleID, p.bundleID)
+            w.string(C.receiptType, p.environment ?? "")
+            w.int32(C.quantity, p.quantity)
+            w.string(C.productID, p.productID)
+            w.string(C.transactionID, p.transactionID)
+            w.string(C.originalTransactionID, p.originalTransactionID)
+            w.int64(C.purchaseDate, p.purchaseDate)
+            w.int64(C.originalPurchaseDate, p.originalPurchaseDate)
+            w.int64(C.expiresDate, p.expiresDate)
+            w.int64(C.cancellationDate, p.revocationDate)
+            w.int64(C.webOrderLineItemID, p.webOrderLineItemID)
             w.bool(C.isTrialPeriod, nil)
             w.bool(C.isInIntroOfferPeriod, nil)
             w.null(string: C.promotionalOfferID)
             w.int32(C.productType, nil)
-            w.int32(C.cancellationReason, int32("revocationReason"))
+            w.int32(C.cancellationReason, p.revocationReason)
             w.string(C.type, f.string("type"))
             w.string(C.inAppOwnershipType, f.string("inAppOwnershipType"))
-            w.int64(C.revocationDate, f.int64("revocationDate"))
-            w.int32(C.revocationReason, int32("revocationReason"))
+            w.int64(C.revocationDate, p.revocationDate)
+            w.int32(C.revocationReason, p.revocationReason)
             w.bool(C.isUpgraded, f.bool("isUpgraded"))
             w.int32(C.offerType, int32("offerType"))
             w.string(C.offerIdentifier, f.string("offerIdentifier"))
@@ -188,7 +200,7 @@ struct JWSRowAppender {
             w.string(C.currency, f.string("currency"))
             w.string(C.appAccountToken, f.string("appAccountToken"))
             w.string(C.subscriptionGroupIdentifier, f.string("subscriptionGroupIdentifier"))
-            w.int64(C.signedDate, f.signedDate)
+            w.int64(C.signedDate, p.signedDate)
             w.string(C.environment, f.string("environment"))
             w.int32(C.jwsIndex, index)
         }
@@ -223,6 +235,46 @@ struct JWSRowAppender {
         }
     }
 
+    /// The purchase occurrence of a valid JWS transaction, from the values of its `transactions` row; `entry` is
+    /// its row's place among the line's.
+    private func appendOccurrence(
+        _ feed: inout HistoryFeed, _ ctx: RowContext, _ p: JWSPurchase, _ environment: HistoryEnvironment,
+        _ entry: Int64
+    ) {
+        feed.beginOccurrence()
+        var facts = PurchaseFacts()
+        facts.environment = environment
+        facts.bundleID = feed.span(p.bundleID)!
+        facts.transactionID = feed.span(p.transactionID)!
+        facts.originalTransactionID = feed.span(p.originalTransactionID)
+        facts.productID = feed.span(p.productID)!
+        facts.quantity = p.quantity
+        facts.purchaseDate = p.purchaseDate
+        facts.originalPurchaseDate = p.originalPurchaseDate
+        facts.expiresDate = p.expiresDate
+        facts.webOrderLineItemID = p.webOrderLineItemID
+        facts.cancellationDate = p.revocationDate
+        facts.cancellationReason = p.revocationReason
+        feed.addPurchase(facts, created: p.signedDate, line: Int64(ctx.line), entry: entry)
+    }
+
+    /// The renewal info for the history when it counts: one with an original_transaction_id.
+    private func appendRenewalOccurrence(
+        _ feed: inout HistoryFeed, _ ctx: RowContext, _ f: JWSFields, _ environment: HistoryEnvironment,
+        index: Int32
+    ) {
+        feed.beginOccurrence()
+        guard let original = feed.span(f.string("originalTransactionId")) else { return }
+        let int32 = { (k: String) in f.int64(k).flatMap { Int32(exactly: $0) } }
+        feed.addRenewal(
+            RenewalOccurrence(
+                environment: environment, originalTransactionID: original,
+                autoRenewProductID: feed.span(f.string("autoRenewProductId")), signedDate: f.signedDate,
+                autoRenewStatus: int32("autoRenewStatus"), expirationIntent: int32("expirationIntent"),
+                isInBillingRetryPeriod: f.bool("isInBillingRetryPeriod"),
+                gracePeriodExpiresDate: f.int64("gracePeriodExpiresDate"), line: Int64(ctx.line), jwsIndex: index))
+    }
+
     /// One NDJSON object for a JWS receipts row: its position and verdict, and the decoded payload.
     private func appendNDJSON(
         _ ctx: RowContext, _ v: JWSVerdict, environment: String?, index: Int32, into out: inout [UInt8]
@@ -241,5 +293,40 @@ struct JWSRowAppender {
         if let payload = v.fields { object["payload"] = payload.jsonDocument }
         out.append(contentsOf: JSONDocument.object(object).rendered(sortingKeys: true))
         out.append(0x0A)
+    }
+}
+
+/// The values of a valid JWS transaction that its `transactions` row and its purchase occurrence share, each read
+/// from the payload once. Absent ids are empty, as in the row's non-nullable columns.
+private struct JWSPurchase {
+    let environment: String?
+    let bundleID: String
+    let transactionID: String
+    let originalTransactionID: String?
+    let productID: String
+    let quantity: Int32?
+    let purchaseDate: Int64?
+    let originalPurchaseDate: Int64?
+    let expiresDate: Int64?
+    let revocationDate: Int64?
+    let revocationReason: Int32?
+    let webOrderLineItemID: Int64?
+    let signedDate: Int64?
+
+    init(_ f: JWSFields, environment: String?, bundle: String?) {
+        let int32 = { (k: String) in f.int64(k).flatMap { Int32(exactly: $0) } }
+        self.environment = environment
+        bundleID = bundle ?? ""
+        transactionID = f.string("transactionId") ?? ""
+        originalTransactionID = f.string("originalTransactionId")
+        productID = f.string("productId") ?? ""
+        quantity = int32("quantity")
+        purchaseDate = f.int64("purchaseDate")
+        originalPurchaseDate = f.int64("originalPurchaseDate")
+        expiresDate = f.int64("expiresDate")
+        revocationDate = f.int64("revocationDate")
+        revocationReason = int32("revocationReason")
+        webOrderLineItemID = f.int64("webOrderLineItemId")
+        signedDate = f.signedDate
     }
 }

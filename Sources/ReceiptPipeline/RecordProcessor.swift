@@ -81,6 +81,7 @@ public final class RecordProcessor {
         out.receipts.removeAll()
         out.transactions.removeAll()
         out.renewals.removeAll()
+        out.history.removeAll()
         out.ndjson.removeAll(keepingCapacity: true)
         counts.reset()
         counts.blankLines = batch.blankLines

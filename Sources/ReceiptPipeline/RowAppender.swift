@@ -3,8 +3,9 @@ import ReceiptModel
 import ReceiptSink
 
 /// Appends one record's rows from its verdict: exactly one `receipts` row, the `transactions` rows of a valid
-/// receipt, and with `--format ndjson` its verifyReceipt-shaped line, rendered from the verdict and the parser's
-/// views (never by reading back the row just appended).
+/// receipt and its purchase occurrences for the history (`HistoryFeed`), and with `--format ndjson` its
+/// verifyReceipt-shaped line, rendered from the verdict and the parser's views (never by reading back the row
+/// just appended).
 struct RowAppender {
     /// `--format ndjson`: render a verifyReceipt-shaped object per record.
     let renderNDJSON: Bool
@@ -31,6 +32,7 @@ struct RowAppender {
             counts.count(v.status, v.code)
             if v.status == .valid {
                 appendTransactions(&out.transactions, ctx, payload: payload, fields: fields)
+                appendOccurrences(&out.history, ctx, payload: payload, fields: fields)
             }
             if renderNDJSON {
                 // What was decoded is shown for rejected receipts too, unless the container itself was unreadable.
@@ -129,6 +131,44 @@ struct RowAppender {
                 for slot in C.jwsOnlyInt64s { w.int64(slot) { _ in nil } }
                 for slot in C.jwsOnlyInt32s { w.int32(slot) { _ in nil } }
                 w.bool(C.isUpgraded) { _ in nil }
+            }
+        }
+    }
+
+    /// The purchase occurrences of a valid receipt, from the same entries as its `transactions` rows (its
+    /// receipt_type's class decides its history environment; StoreKit testing receipts do not contribute).
+    private func appendOccurrences(
+        _ feed: inout HistoryFeed, _ ctx: RowContext, payload p: UnsafeRawBufferPointer, fields f: ReceiptFields
+    ) {
+        let type = RowBytes.text(f.receiptType, in: p)
+        guard feed.isCollecting, let environment = HistoryEnvironment(RecordEnvironment(type)) else { return }
+        let created = f.receiptCreationDate
+        feed.contributing(created: created)
+        let none = UnsafeRawBufferPointer(start: nil, count: 0)
+        let bundle = RowBytes.text(f.bundleID ?? 0..<0, in: p) ?? none
+        let n = f.inAppCount
+        f.inApp.withUnsafeBufferPointer { entries in
+            for i in 0..<n {
+                let e = entries[i]
+                feed.beginOccurrence()
+                var facts = PurchaseFacts()
+                facts.environment = environment
+                facts.bundleID = feed.span(bundle)!
+                facts.transactionID = feed.span(RowBytes.text(e.transactionID ?? 0..<0, in: p) ?? none)!
+                facts.originalTransactionID = feed.span(RowBytes.text(e.originalTransactionID, in: p))
+                facts.productID = feed.span(RowBytes.text(e.productID ?? 0..<0, in: p) ?? none)!
+                facts.quantity = RowBytes.narrow(e.quantity)
+                facts.purchaseDate = e.purchaseDate
+                facts.originalPurchaseDate = e.originalPurchaseDate
+                facts.expiresDate = e.expiresDate
+                facts.webOrderLineItemID = e.webOrderLineItemID
+                facts.isTrialPeriod = e.isTrialPeriod.map { $0 != 0 }
+                facts.isInIntroOfferPeriod = e.isInIntroOfferPeriod.map { $0 != 0 }
+                facts.promotionalOfferID = feed.span(RowBytes.text(e.promotionalOfferID, in: p))
+                facts.productType = RowBytes.narrow(e.productType)
+                facts.cancellationDate = e.cancellationDate
+                facts.cancellationReason = RowBytes.narrow(e.cancellationReason)
+                feed.addPurchase(facts, created: created, line: Int64(ctx.line), entry: Int64(i))
             }
         }
     }

@@ -46,7 +46,7 @@ let exportUsage = """
       --progress / --quiet           progress on standard error (default: when it is a terminal); --quiet
                                      also drops the notes and the closing line
       --report                       also write report.html, a one-page summary of the run for people
-                                     (`receiptflow report --help`)
+                                     (see `receiptflow report`)
       --max-reject-rate R            exit with status 3 (after writing everything) when more than R
                                      (0 to 1) of the records are rejected: for CI and scheduled jobs
       --overwrite                    replace the run already in DIR (the files its summary.json or

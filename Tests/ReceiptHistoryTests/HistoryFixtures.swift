@@ -45,121 +45,56 @@ struct Renewal {
 /// Times in the cases: day `n` of 2024 at midnight UTC, in epoch milliseconds.
 func day(_ n: Int64) -> Int64 { (19_723 + n) * 86_400_000 }
 
-/// The batch the writer stage would hold for these receipts: rows in input (line) order, as a batch is.
+/// The batch the writer stage would hold for these receipts and renewal infos: their history feed, in input
+/// (line) order, as the row appenders make it: a receipt or renewal info contributes when it is valid (status 0)
+/// and its environment is not StoreKit testing (`Xcode`, `LocalTesting`); each entry of a contributing receipt is an occurrence, each contributing
+/// renewal info with an original_transaction_id counts.
 func batch(_ receipts: [Receipt], renewals: [Renewal] = [], source: String = "in.ndjson") -> ColumnBatch {
     var b = ColumnBatch(sequence: 0)
     var pending = renewals.sorted { ($0.line, $0.jwsIndex) < ($1.line, $1.jwsIndex) }[...]
     for r in receipts.sorted(by: { $0.line < $1.line }) {
         while let n = pending.first, n.line < r.line {
-            appendRenewal(n, into: &b, source: source)
+            feedRenewal(n, into: &b.history)
             pending.removeFirst()
         }
-        b.receipts.appendRow { w in
-            typealias C = ReceiptsColumns
-            for s in 0..<12 {
-                switch s {
-                case C.source: w.string(s, source)
-                case C.recordKind: w.string(s, "receipt")
-                case C.receiptType: w.string(s, r.type)
-                case C.bundleID: w.string(s, r.bundle)
-                default: w.null(string: s)
-                }
-            }
-            for s in 0..<7 {
-                switch s {
-                case C.line: w.int64(s, r.line)
-                case C.receiptCreationDate: w.int64(s, r.created)
-                default: w.int64(s, nil)
-                }
-            }
-            w.int32(C.status, r.status)
-            w.int32(C.inAppCount, Int32(r.entries.count))
-            w.int32(C.jwsIndex, nil)
-            w.bool(C.verified, r.status == 0)
-            w.bool(C.deviceHashMatches, nil)
-        }
-        for e in r.entries {
-            b.transactions.appendRow { w in
-                typealias C = TransactionsColumns
-                w.string(C.source, source)
-                w.null(string: C.recordID)
-                w.string(C.bundleID, r.bundle)
-                w.string(C.receiptType, r.type ?? "")
-                w.string(C.productID, e.product)
-                w.string(C.transactionID, e.transactionID)
-                w.string(C.originalTransactionID, e.originalTransactionID)
-                w.null(string: C.promotionalOfferID)
-                w.int64(C.line, r.line)
-                w.int64(C.purchaseDate, e.purchase)
-                w.int64(C.originalPurchaseDate, e.purchase)
-                w.int64(C.expiresDate, e.expires)
-                w.int64(C.cancellationDate, e.cancellation)
-                w.int64(C.webOrderLineItemID, nil)
-                w.int32(C.quantity, e.quantity)
-                w.int32(C.productType, nil)
-                w.int32(C.cancellationReason, e.reason)
-                w.bool(C.isTrialPeriod, e.trial)
-                w.bool(C.isInIntroOfferPeriod, e.intro)
-                for s in C.jwsOnlyStrings { w.null(string: s) }
-                for s in C.jwsOnlyInt64s { w.int64(s, nil) }
-                for s in C.jwsOnlyInt32s { w.int32(s, nil) }
-                w.bool(C.isUpgraded, nil)
-            }
+        guard r.status == 0, let environment = HistoryEnvironment(RecordEnvironment(r.type)) else { continue }
+        b.history.contributing(created: r.created)
+        for (i, e) in r.entries.enumerated() {
+            b.history.beginOccurrence()
+            var f = PurchaseFacts()
+            f.environment = environment
+            f.bundleID = b.history.span(r.bundle)!
+            f.transactionID = b.history.span(e.transactionID)!
+            f.originalTransactionID = b.history.span(e.originalTransactionID)
+            f.productID = b.history.span(e.product)!
+            f.quantity = e.quantity
+            f.purchaseDate = e.purchase
+            f.originalPurchaseDate = e.purchase
+            f.expiresDate = e.expires
+            f.isTrialPeriod = e.trial
+            f.isInIntroOfferPeriod = e.intro
+            f.cancellationDate = e.cancellation
+            f.cancellationReason = e.reason
+            b.history.addPurchase(f, created: r.created, line: r.line, entry: Int64(i))
         }
     }
-    for n in pending { appendRenewal(n, into: &b, source: source) }
+    for n in pending { feedRenewal(n, into: &b.history) }
     return b
 }
 
-/// The rows the exporter writes for a JWS renewal info: a receipts row, and a renewals row when it is valid.
-private func appendRenewal(_ n: Renewal, into b: inout ColumnBatch, source: String) {
-    b.receipts.appendRow { w in
-        typealias C = ReceiptsColumns
-        for s in 0..<12 {
-            switch s {
-            case C.source: w.string(s, source)
-            case C.recordKind: w.string(s, "jws_renewal")
-            case C.receiptType: w.string(s, n.environment)
-            default: w.null(string: s)
-            }
-        }
-        for s in 0..<7 {
-            switch s {
-            case C.line: w.int64(s, n.line)
-            case C.receiptCreationDate: w.int64(s, n.signed)
-            default: w.int64(s, nil)
-            }
-        }
-        w.int32(C.status, n.status)
-        w.int32(C.inAppCount, 0)
-        w.int32(C.jwsIndex, n.jwsIndex)
-        w.bool(C.verified, n.status == 0)
-        w.bool(C.deviceHashMatches, nil)
-    }
-    guard n.status == 0 else { return }
-    b.renewals.appendRow { w in
-        typealias C = RenewalsColumns
-        w.string(C.source, source)
-        w.int64(C.line, n.line)
-        w.null(string: C.recordID)
-        w.int32(C.jwsIndex, n.jwsIndex)
-        w.string(C.environment, n.environment)
-        w.string(C.originalTransactionID, n.originalTransactionID)
-        w.null(string: C.productID)
-        w.string(C.autoRenewProductID, n.autoRenewProductID)
-        w.int32(C.autoRenewStatus, n.autoRenewStatus)
-        w.int32(C.expirationIntent, n.expirationIntent)
-        w.bool(C.isInBillingRetryPeriod, n.billingRetry)
-        w.int64(C.gracePeriodExpiresDate, n.graceExpires)
-        w.int32(C.priceIncreaseStatus, nil)
-        w.int32(C.offerType, nil)
-        w.null(string: C.offerIdentifier)
-        w.int64(C.recentSubscriptionStartDate, nil)
-        w.int64(C.renewalDate, nil)
-        w.int64(C.renewalPrice, nil)
-        w.null(string: C.currency)
-        w.int64(C.signedDate, n.signed)
-    }
+/// What the JWS row appender feeds for a renewal info.
+private func feedRenewal(_ n: Renewal, into feed: inout HistoryFeed) {
+    guard n.status == 0, let environment = HistoryEnvironment(RecordEnvironment(n.environment)) else { return }
+    feed.contributing(created: n.signed)
+    feed.beginOccurrence()
+    guard let original = feed.span(n.originalTransactionID) else { return }
+    feed.addRenewal(
+        RenewalOccurrence(
+            environment: environment, originalTransactionID: original,
+            autoRenewProductID: feed.span(n.autoRenewProductID), signedDate: n.signed,
+            autoRenewStatus: n.autoRenewStatus, expirationIntent: n.expirationIntent,
+            isInBillingRetryPeriod: n.billingRetry, gracePeriodExpiresDate: n.graceExpires, line: n.line,
+            jwsIndex: n.jwsIndex))
 }
 
 /// The two tables of a history run, as CSV text and as rows of column name to field text ("" for null).

@@ -1,3 +1,4 @@
+import ReceiptHistory
 import ReceiptModel
 import ReceiptSink
 import Testing
