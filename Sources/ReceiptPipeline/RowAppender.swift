@@ -1,6 +1,7 @@
 import ReceiptDER
 import ReceiptModel
 import ReceiptSink
+import ReceiptVerify
 
 /// Appends one record's rows from its verdict: exactly one `receipts` row, the `transactions` rows of a valid
 /// receipt, and with `--format ndjson` its verifyReceipt-shaped line, rendered from the verdict and the parser's
@@ -85,7 +86,11 @@ struct RowAppender {
             default: w.null(string: C.digestAlgorithm)
             }
             w.string(C.signerSHA256, v.signer)
-            w.string(C.receiptSHA256, ctx.receiptSHA256)
+            if let digest = ctx.receiptSHA256 {
+                digest.withHex { w.string(C.receiptSHA256, $0) }
+            } else {
+                w.null(string: C.receiptSHA256)
+            }
             w.bool(C.deviceHashMatches, v.deviceHashMatches)
             w.string(C.recordKind, "receipt" as StaticString)
             w.int32(C.jwsIndex, nil)
