@@ -16,6 +16,7 @@
 #include <openssl/asn1.h>
 #include <openssl/objects.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 
 // Swift cannot import function-like macros; these wrappers expose the few we use.
 static inline void rf_OPENSSL_free(void *p) { OPENSSL_free(p); }

@@ -61,3 +61,13 @@ enum KeyShape {
         return nil
     }
 }
+
+extension KeyShape {
+    /// The refusal of one DER certificate's key; nil when the key is accepted, or when the bytes are not a
+    /// certificate (the chain check reports that).
+    static func refusal(certificateDER bytes: UnsafeRawBufferPointer) -> String? {
+        guard let x = OpenSSL.certificate(der: bytes) else { return nil }
+        defer { X509_free(x) }
+        return refusal(certificates: [x])
+    }
+}
