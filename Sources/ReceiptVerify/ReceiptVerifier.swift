@@ -162,7 +162,8 @@ public final class ReceiptVerifier {
     /// The chain entry for `der`'s certificates and signer identifier: one of this worker's recent chains when
     /// the bytes are the same, else the shared cache's.
     private func chain(_ der: UnsafeRawBufferPointer, _ c: SignedDataView) -> ChainEntry {
-        for e in recent where e.matches(der, certificates: c.certificates, issuer: c.signerIssuer, serial: c.signerSerial) {
+        for e in recent
+        where e.matches(der, certificates: c.certificates, issuer: c.signerIssuer, serial: c.signerSerial) {
             cache.noteHit()
             return e
         }

@@ -69,7 +69,8 @@ import Testing
         let k = try #require(corpus.truth.firstIndex { ($0["status"] as? NSNumber)?.intValue == 0 })
         let line = Int((corpus.truth[k]["line"] as? NSNumber)?.intValue ?? 0)
         let object = try JSONSerialization.jsonObject(with: Data(lines[line - 1].utf8)) as? [String: Any]
-        let der = try #require((object?["receipt-data"] as? String).flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) })
+        let der = try #require(
+            (object?["receipt-data"] as? String).flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) })
         // The bundle id lies in the payload (the signed content), never in the certificates.
         let marker = Array("com.".utf8)
         let at = try #require((0...(der.count - marker.count)).first { Array(der[$0..<($0 + 4)]) == marker })
@@ -82,9 +83,10 @@ import Testing
         let (valid, tampered) = try Self.validAndTampered(corpus)
         #expect(valid.count == tampered.count)
         let order = [valid, tampered, tampered, valid, tampered, valid, valid, tampered]
-        let text = order.enumerated().map { i, der in
-            "{\"id\":\"r\(i)\",\"receipt-data\":\"\(Data(der).base64EncodedString())\"}"
-        }.joined(separator: "\n") + "\n"
+        let text =
+            order.enumerated().map { i, der in
+                "{\"id\":\"r\(i)\",\"receipt-data\":\"\(Data(der).base64EncodedString())\"}"
+            }.joined(separator: "\n") + "\n"
         let file = corpus.temporaryDirectory("same-shape").appendingPathComponent("input.ndjson")
         try Data(text.utf8).write(to: file)
         // One worker, every record in one batch: each is decoded into the same buffer as the one before it.

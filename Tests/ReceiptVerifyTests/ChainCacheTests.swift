@@ -133,8 +133,9 @@ struct ChainCacheTests {
         #expect(try TestCA.receipt(.foreignCA).verify(with: verifier).error == .untrustedChain)
         let flipped = try TestCA.receipt(.foreignCA, marker: "b") { $0.flipSignatureBit = true }
         #expect(flipped.verify(with: verifier).error == .untrustedChain)
-        #expect(try TestCA.receipt(.developerLeaf) { $0.flipSignatureBit = true }.verify(with: verifier).error
-            == .certificatePolicy)
+        #expect(
+            try TestCA.receipt(.developerLeaf) { $0.flipSignatureBit = true }.verify(with: verifier).error
+                == .certificatePolicy)
         // Under a trusted chain the same flipped bit is a bad signature.
         #expect(try TestCA.receipt { $0.flipSignatureBit = true }.verify(with: verifier).error == .badSignature)
     }

@@ -44,8 +44,9 @@ struct ContentHasherTests {
         let hasher = ContentHasher()
         let sha1 = Array("abc".utf8).withUnsafeBytes { hasher.digest(.sha1, $0) }
         let sha256 = Array("abc".utf8).withUnsafeBytes { hasher.digest(.sha256, $0) }
-        #expect(sha1?.withUnsafeBytes { Hex.string(UnsafeRawBufferPointer(rebasing: $0[0..<20])) }
-            == "a9993e364706816aba3e25717850c26c9cd0d89d")
+        #expect(
+            sha1?.withUnsafeBytes { Hex.string(UnsafeRawBufferPointer(rebasing: $0[0..<20])) }
+                == "a9993e364706816aba3e25717850c26c9cd0d89d")
         #expect(sha256?.hex == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(Array("abc".utf8).withUnsafeBytes { hasher.digest(.unsupported, $0) } == nil)
     }

@@ -13,7 +13,8 @@ struct KeyShapeTests {
     static func receipt(signedWith key: PrivateKey, serial: Int64) throws -> ParsedReceipt {
         let identity = try TestCA.pki.customLeaf(
             notBefore: TestPKI.leafNotBefore, notAfter: TestPKI.leafNotAfter, serial: serial, key: key)
-        return try ParsedReceipt(ReceiptSigner.sign(payload: TestCA.payload(created: TestCA.created2020), identity: identity))
+        return try ParsedReceipt(
+            ReceiptSigner.sign(payload: TestCA.payload(created: TestCA.created2020), identity: identity))
     }
 
     @Test func applesRootsAndStoreKitCertificateHaveAcceptedKeys() throws {
