@@ -23,7 +23,13 @@ final class DigestKeyedCache<Value>: @unchecked Sendable {
         var next = 0
         let limit: Int
 
-        init(limit: Int) { self.limit = limit }
+        /// Room for `limit` entries is reserved up front, so storing never rehashes a growing table (the memory is
+        /// the bound's anyway; pages no entry reaches are never touched).
+        init(limit: Int) {
+            self.limit = limit
+            entries.reserveCapacity(limit)
+            order.reserveCapacity(limit)
+        }
     }
 
     /// - Parameters:
