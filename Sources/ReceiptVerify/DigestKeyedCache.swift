@@ -23,13 +23,8 @@ final class DigestKeyedCache<Value>: @unchecked Sendable {
         var next = 0
         let limit: Int
 
-        /// Room for `limit` entries is reserved up front, so storing never rehashes a growing table (the memory is
-        /// the bound's anyway; pages no entry reaches are never touched).
-        init(limit: Int) {
-            self.limit = limit
-            entries.reserveCapacity(limit)
-            order.reserveCapacity(limit)
-        }
+        /// The tables grow with use, up to `limit` entries: a small run holds little.
+        init(limit: Int) { self.limit = limit }
     }
 
     /// - Parameters:
