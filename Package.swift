@@ -22,6 +22,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Counts heap allocations by interposing malloc; linked only into the benchmark.
         .target(name: "CMallocCount", path: "Sources/CMallocCount"),
+        // The benchmark's plain C loop: the unavoidable work per record, the baseline of the export's gates.
+        .target(name: "CReceiptLoop", dependencies: ["COpenSSL", "CZstd"], path: "Benchmarks/CReceiptLoop"),
         // Kernels chosen at run time: AVX2 for base64 blocks and JSON string runs (ReceiptIO keeps the logic). Digests
         // are never computed here: OpenSSL computes every one (ReceiptVerify's ContentHasher).
         .target(name: "CSIMD", path: "Sources/CSIMD"),
@@ -33,6 +35,8 @@ let package = Package(
         .target(name: "ReceiptHistory", dependencies: ["ReceiptModel", "ReceiptSink"]),
         .target(name: "ReceiptPipeline", dependencies: ["ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptHistory", "ReceiptJWS"]),
         .target(name: "ReceiptJWS", dependencies: ["ReceiptModel", "ReceiptVerify"]),
+        // The one-page HTML report of a run (`receiptflow report`): aggregates made while exporting, the page.
+        .target(name: "ReceiptReport", dependencies: ["ReceiptModel", "ReceiptSink"]),
         // The command-line tools' argument scanner (the product and the test-only SinkHarness).
         .target(name: "CommandArguments"),
         .target(name: "ReceiptSynth", dependencies: ["ReceiptModel", "COpenSSL", "CZstd"]),
@@ -40,7 +44,7 @@ let package = Package(
             name: "receiptflow",
             dependencies: [
                 "ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline", "ReceiptSynth",
-                "ReceiptJWS",
+                "ReceiptJWS", "ReceiptReport",
                 "COpenSSL",  // `receiptflow bench` measures the RSA ceiling through OpenSSL
                 "CommandArguments",
             ]
@@ -49,7 +53,7 @@ let package = Package(
             name: "ReceiptflowBench",
             dependencies: [
                 "ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline", "ReceiptSynth",
-                "ReceiptHistory", "ReceiptJWS", "CMallocCount", "COpenSSL", "CZstd",
+                "ReceiptHistory", "ReceiptJWS", "CMallocCount", "COpenSSL", "CZstd", "CReceiptLoop",
             ],
             path: "Benchmarks/ReceiptflowBench"
         ),
@@ -71,6 +75,7 @@ let package = Package(
         ),
         .testTarget(name: "ReceiptHistoryTests", dependencies: ["ReceiptHistory", "ReceiptModel", "ReceiptSink"]),
         .testTarget(name: "ReceiptJWSTests", dependencies: ["ReceiptTestSupport", "ReceiptJWS", "ReceiptVerify", "ReceiptModel", "ReceiptSynth"]),
+        .testTarget(name: "ReceiptReportTests", dependencies: ["ReceiptReport", "ReceiptModel", "ReceiptSink"]),
         .testTarget(name: "ReceiptSynthTests", dependencies: ["ReceiptTestSupport", "ReceiptSynth", "ReceiptDER", "ReceiptModel"]),
     ]
 )

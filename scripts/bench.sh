@@ -4,8 +4,12 @@
 # bench-out/bench.json and checks it against Benchmarks/thresholds.json (ratios and allocation counts only).
 #   scripts/bench.sh [receiptflow-bench run options, e.g. --count 20000 --repeat 5]
 #   scripts/bench.sh jws [receiptflow-bench jws options, e.g. --repeat 3 --peer]
-# The second form is the JWS export against OpenSSL's ES256 check (a corpus of about 10,000 JWS made in bench-out/
-# on the first run), written to bench-out/jws.json and checked against the "jws" section of the thresholds.
+#   scripts/bench.sh history [receiptflow-bench history options]
+# The first form compares the export (--no-history and the default, history on) with a plain C loop doing the
+# work every record needs over the same corpus. The second is the JWS export against a plain C loop for JWS (a
+# corpus of about 10,000 JWS made in bench-out/ on the first run), written to bench-out/jws.json and checked against
+# the "jws" section of the thresholds. The third is the purchase history's cost on short corpora (10,000 and 40,000
+# receipts, made on the first run), written to bench-out/history.json and checked against "history_short".
 # Exit status: non-zero on a regression. Wall-clock numbers mean little when `uptime` shows a load above the
 # core count; the CPU-time columns and ratios do not depend on it.
 set -euo pipefail
@@ -16,5 +20,9 @@ echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores" >&2
 if [ "${1:-}" = "jws" ]; then
     shift
     exec "$BIN" jws --json bench-out/jws.json --check Benchmarks/thresholds.json "$@"
+fi
+if [ "${1:-}" = "history" ]; then
+    shift
+    exec "$BIN" history --short --json bench-out/history.json --check Benchmarks/thresholds.json "$@"
 fi
 "$BIN" run --json bench-out/bench.json --check Benchmarks/thresholds.json "$@"

@@ -22,6 +22,7 @@ command -v openssl >/dev/null || missing+=(openssl)  # an independent judge of t
 command -v zstd >/dev/null || missing+=(zstd)        # compressed inputs in the Python checks
 [ -x /usr/bin/time ] || missing+=(time)              # peak memory of the hostile-input tests
 command -v java >/dev/null || [ -x "${JAVA_HOME:-/nonexistent}/bin/java" ] || missing+=(openjdk-17-jre-headless)  # Spark
+command -v chromium >/dev/null || missing+=(chromium)  # renders the HTML report (Tests/python/test_report.py)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "test: missing system packages; install them first:" >&2
     echo "  sudo apt-get install -y ${missing[*]}" >&2
@@ -35,7 +36,7 @@ python_ready() {
     python3 - <<'EOF' 2>/dev/null
 import importlib.util, sys
 names = {"pyarrow": "pyarrow", "duckdb": "duckdb", "polars": "polars", "pytest": "pytest", "pyspark": "pyspark",
-         "pandas": "pandas"}
+         "pandas": "pandas", "pillow": "PIL"}
 wanted = [l.split("#")[0].strip() for l in open("Tests/python/requirements.txt")]
 missing = [w for w in wanted if w and importlib.util.find_spec(names.get(w, w)) is None]
 if missing:

@@ -5,8 +5,9 @@ import ReceiptSink
 import ReceiptVerify
 
 let historyUsage = """
-    usage: receiptflow-bench history [--count N] [--seed S] [--corpus FILE --corpus-nx FILE] [--out DIR]
-                                     [--threads N] [--repeat R] [--copies N] [--json FILE] [--check FILE]
+    usage: receiptflow-bench history [--short] [--count N] [--seed S] [--corpus FILE --corpus-nx FILE]
+                                     [--out DIR] [--threads N] [--repeat R] [--copies N] [--json FILE]
+                                     [--check FILE]
 
     End to end (zstd NDJSON in, Parquet out, verification on) with the purchase history on and off, in
     alternating pairs, over the corpus; then once with history on over a corpus about N times larger of
@@ -16,6 +17,10 @@ let historyUsage = """
     Reports the CPU-time ratio on/off, peak RSS at both sizes and spill bytes per receipt. Below the budget
     memory grows with the distinct purchases; beyond it, it stays flat: rss_nx_over_1x_all_spilled compares
     the two sizes both past the budget. --check reads the "history" section of a thresholds file.
+
+    --short is the CI form (about 35 s of CPU time, making the corpora included): --count 10000 --copies 4 --repeat 3
+    unless given, checked against the "history_short" section. A section's "target_min" and "target_max"
+    are printed beside the measured values, as goals, without failing the check.
 
     Without --corpus, the plain generator makes both corpora: --count receipts, and --count x --copies
     (default 10) receipts of another seed. The corpus that shows the history's real work is a customer-history
@@ -80,14 +85,15 @@ func runHistoryEndToEnd(
 
 func runHistoryBenchmark(_ args: [String]) -> Int32 {
     do {
-        var count = 50_000
+        let short = args.contains("--short")
+        var count = short ? 10_000 : 50_000
         var seed: UInt64 = 2
         var corpusPath: String? = nil
         var corpusNxPath: String? = nil
         var out = "bench-out"
         var threads = ProcessInfo.processInfo.activeProcessorCount
-        var repeats = 2
-        var copies = 10
+        var repeats = short ? 3 : 2
+        var copies = short ? 4 : 10
         var json: String? = nil
         var check: String? = nil
         var i = 0
@@ -98,6 +104,7 @@ func runHistoryBenchmark(_ args: [String]) -> Int32 {
         }
         while i < args.count {
             switch args[i] {
+            case "--short": break
             case "--count": count = try RunOptions.number(try value(), "--count")
             case "--seed": seed = UInt64(try RunOptions.number(try value(), "--seed"))
             case "--corpus": corpusPath = try value()
@@ -143,6 +150,7 @@ func runHistoryBenchmark(_ args: [String]) -> Int32 {
         try? FileManager.default.removeItem(atPath: dir)
 
         let ratio = ratios.sorted()[ratios.count / 2]
+        let offBest = off1.map(\.cpuSeconds).min() ?? 0
         let rss1 = on1.map(\.peakRSSMB).max() ?? 0
         let records1 = Double(on1[0].records)
         let report: [String: Any] = [
@@ -151,6 +159,12 @@ func runHistoryBenchmark(_ args: [String]) -> Int32 {
             "records_nx_over_1x": Double(onN.records) / records1,
             "purchases_nx_over_1x": Double(onN.purchases) / Double(max(on1[0].purchases, 1)),
             "on_over_off_cpu": ratio,
+            // Throughput with the history on as a fraction of --no-history's, by CPU time (the same records):
+            // the median pair's, at the default budget over the 1x corpus; all spilled (4 MiB budget) against the
+            // fastest --no-history run; and over the Nx corpus.
+            "on_throughput_over_off_cpu": 1 / ratio,
+            "all_spilled_throughput_over_off_cpu": offBest / spilled.cpuSeconds,
+            "on_throughput_over_off_cpu_nx": offN.cpuSeconds / onN.cpuSeconds,
             "on_over_off_cpu_runs": ratios,
             "cpu_seconds_off_1x": off1.map(\.cpuSeconds).min() ?? 0,
             "cpu_seconds_on_1x": on1.map(\.cpuSeconds).min() ?? 0,
@@ -180,9 +194,11 @@ func runHistoryBenchmark(_ args: [String]) -> Int32 {
         }
         if let check {
             let data = try Data(contentsOf: URL(fileURLWithPath: check))
+            let section = short ? "history_short" : "history"
             guard let t = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-                let h = t["history"] as? [String: Any]
-            else { throw BenchError("\(check) has no \"history\" section") }
+                let h = t[section] as? [String: Any]
+            else { throw BenchError("\(check) has no \"\(section)\" section") }
+            printTargets(h) { (report[$0] as? NSNumber)?.doubleValue }
             var failures = 0
             for (bound, isMin) in [("min", true), ("max", false)] {
                 for (key, limit) in (h[bound] as? [String: Any] ?? [:]).sorted(by: { $0.key < $1.key }) {
@@ -209,5 +225,19 @@ func runHistoryBenchmark(_ args: [String]) -> Int32 {
     } catch {
         FileHandle.standardError.write(Data("receiptflow-bench history: \(error)\n".utf8))
         return 1
+    }
+}
+
+/// A thresholds section's goals (`target_min`, `target_max`) beside the measured values (`value(key)`): printed,
+/// never failing the check.
+func printTargets(_ section: [String: Any], _ value: (String) -> Double?) {
+    for (bound, isMin) in [("target_min", true), ("target_max", false)] {
+        for (key, goal) in (section[bound] as? [String: Any] ?? [:]).sorted(by: { $0.key < $1.key }) {
+            guard let goal = (goal as? NSNumber)?.doubleValue, let v = value(key) else { continue }
+            let met = isMin ? v >= goal : v <= goal
+            print(
+                (met ? "goal  " : "todo  ")
+                    + String(format: "%@ = %.4f (target %@ %.4f, not a gate)", key, v, isMin ? ">=" : "<=", goal))
+        }
     }
 }

@@ -15,6 +15,11 @@ struct BenchReport {
     var stages: StageResult
     /// How many times each end-to-end run read the corpus (`--copies`).
     var copies = 1
+    /// The plain C loop's passes: before, between and after the `--no-history` runs, then after each default
+    /// export run (`2 e2e.count + 1` passes).
+    var cLoops: [CLoopResult] = []
+    /// The default export's runs (history on), after the `--no-history` ones.
+    var defaultExport: [HistoryRun] = []
 
     /// The best end-to-end repetition (least disturbed by other processes).
     var bestE2E: EndToEndResult { e2e.max { $0.receiptsPerSecond < $1.receiptsPerSecond }! }
@@ -103,7 +108,7 @@ struct BenchReport {
         let e2ePerRecord = Double(best.allocations) / Double(max(best.records, 1))
         let floorTotal = floorParts.reduce(0) { $0 + $1.micros }
         let paired = pairedRatios
-        return [
+        var report: [String: Any] = [
             "machine": [
                 "cores": ProcessInfo.processInfo.activeProcessorCount, "threads": threads,
                 "load_average_before": loadBefore, "load_average_after": loadAfter,
@@ -202,6 +207,9 @@ struct BenchReport {
                 "e2e_per_receipt": e2ePerRecord,
             ],
         ]
+        report.merge(cLoopJSON) { a, _ in a }
+        report["ratios"] = (report["ratios"] as! [String: Double]).merging(cLoopRatios) { a, _ in a }
+        return report
     }
 
     func printTable() {
@@ -331,11 +339,13 @@ struct BenchReport {
         print(
             "all end-to-end runs (receipts/s): "
                 + e2e.map { String(format: "%.0f", $0.receiptsPerSecond) }.joined(separator: ", "))
+        printCLoop()
     }
 
     /// Compares the flattened JSON with `thresholds` (`{"min": {key: v}, "max": {key: v}}`); returns failures.
     func check(_ thresholds: [String: Any]) -> [String] {
         let flat = Self.flatten(json())
+        printTargets(thresholds) { flat[$0] }
         var failures: [String] = []
         for (bound, isMin) in [("min", true), ("max", false)] {
             for (key, limit) in (thresholds[bound] as? [String: Any] ?? [:]).sorted(by: { $0.key < $1.key }) {

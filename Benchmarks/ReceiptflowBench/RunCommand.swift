@@ -6,10 +6,11 @@ let runUsage = """
                              [--check FILE]
            receiptflow-bench parse | verify | sinks
 
-    run (the default): per-stage costs on one thread, end to end through ExportPipeline on all threads, and the
-    RSA-2048 ceiling on the same threads, over a generated corpus (made in --out if absent: 50,000 receipts,
-    seed 2, bad fraction 0.05). --check compares ratios and allocation counts with a thresholds file and exits
-    1 on a regression. --copies N makes each end-to-end run read the corpus N times in a row (N inputs), the
+    run (the default): per-stage costs on one thread, end to end through ExportPipeline on all threads
+    (--no-history, then the default export with the history on), and on the same threads a plain C loop doing
+    the work every record needs (Benchmarks/CReceiptLoop) and the RSA-2048 ceiling, over a generated corpus
+    (made in --out if absent: 50,000 receipts, seed 2, bad fraction 0.05). --check compares ratios and
+    allocation counts with a thresholds file, prints its goals beside, and exits 1 on a regression. --copies N makes each end-to-end run read the corpus N times in a row (N inputs), the
     steady state of a longer migration; the thresholds are set for the default, 1.
     """
 
@@ -91,8 +92,11 @@ func runBenchmark(_ args: [String]) -> Int32 {
         // Ceiling, end-to-end run, ceiling, end-to-end run, ..., ceiling: every run is bracketed by two ceiling
         // samples, so its ratio compares numbers taken within seconds of each other (this VM's speed drifts by 10 to
         // 40% between minutes).
+        // The plain C loop likewise brackets every export run, --no-history first, then the default export
+        // (history on), whose larger heap would otherwise count in the --no-history runs' peak RSS.
         let before = runCeiling(fixture, threads: o.threads, seconds: o.ceilingSeconds)
         var samples = [CeilingSample(before)]
+        var cLoops = [try runCLoop(corpus, threads: o.threads)]
         var e2e: [EndToEndResult] = []
         for k in 0..<o.repeats {
             e2e.append(
@@ -101,14 +105,27 @@ func runBenchmark(_ args: [String]) -> Int32 {
                     decompressedBytes: stages.decompressedBytes, copies: o.copies))
             if k < o.repeats - 1 {
                 samples.append(sampleCeiling(fixture, threads: o.threads, seconds: o.ceilingSeconds))
+                cLoops.append(try runCLoop(corpus, threads: o.threads))
             }
         }
         let after = runCeiling(fixture, threads: o.threads, seconds: o.ceilingSeconds)
         samples.append(CeilingSample(after))
+        cLoops.append(try runCLoop(corpus, threads: o.threads))
+        FileHandle.standardError.write(Data("the default export (history on) and the C loop...\n".utf8))
+        var defaultExport: [HistoryRun] = []
+        for _ in 0..<o.repeats {
+            defaultExport.append(
+                try runHistoryEndToEnd(
+                    corpus, threads: o.threads, outDir: o.out + "/e2e-history-parquet", copies: o.copies,
+                    history: true))
+            cLoops.append(try runCLoop(corpus, threads: o.threads))
+        }
+        try? FileManager.default.removeItem(atPath: o.out + "/e2e-history-parquet")
+        try checkCLoopCoverage(cLoops, records: e2e[0].records / o.copies, valid: e2e[0].valid / o.copies)
         let report = BenchReport(
             corpus: corpus, threads: o.threads, loadBefore: loadBefore, loadAfter: Measure.loadAverage(),
             ceilingBefore: before, ceilingAfter: after, ceilingSamples: samples, e2e: e2e, stages: stages,
-            copies: o.copies)
+            copies: o.copies, cLoops: cLoops, defaultExport: defaultExport)
         report.printTable()
         if let path = o.json {
             let data = try JSONSerialization.data(

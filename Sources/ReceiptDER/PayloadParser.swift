@@ -5,9 +5,8 @@ import ReceiptModel
 extension ReceiptParser {
     /// Decodes the payload's app-level attributes and every in-app purchase into `fields`.
     ///
-    /// Writes through a pointer to `fields` (the fields are cleared first, the in-app array keeps its storage):
-    /// partial results stay visible when it throws, and neither a fresh `ReceiptFields` nor the swaps of a local
-    /// copy in and out (27 words each) are paid per receipt.
+    /// Writes through a pointer to `fields`, which `parse` made a fresh value (`resetFields`): partial results stay
+    /// visible when it throws, and no swap of a local copy in and out (27 words each) is paid per receipt.
     func parsePayload(_ payload: UnsafeRawBufferPointer) throws(ReceiptError) {
         var count = 0
         defer { attributeCount = count }
@@ -19,21 +18,6 @@ extension ReceiptParser {
     func parsePayload(
         _ payload: UnsafeRawBufferPointer, into fp: UnsafeMutablePointer<ReceiptFields>, count: inout Int
     ) throws(ReceiptError) {
-        // What `ReceiptFields()` holds, keeping the in-app array's storage (only `inAppCount` entries count).
-        fp.pointee.receiptType = nil
-        fp.pointee.appItemID = nil
-        fp.pointee.bundleID = nil
-        fp.pointee.applicationVersion = nil
-        fp.pointee.originalApplicationVersion = nil
-        fp.pointee.downloadID = nil
-        fp.pointee.versionExternalIdentifier = nil
-        fp.pointee.receiptCreationDate = nil
-        fp.pointee.originalPurchaseDate = nil
-        fp.pointee.expirationDate = nil
-        fp.pointee.opaqueValue = nil
-        fp.pointee.sha1Hash = nil
-        fp.pointee.bundleIDDER = nil
-        fp.pointee.inAppCount = 0
         var r = BERReader(payload, limits: limits)
         r.fastPaths = fastPaths
         let set = try r.element(at: 0, limit: payload.count)
@@ -82,14 +66,10 @@ extension ReceiptParser {
                     throw ReceiptError(
                         .limitExceeded, at: a.start, "the receipt has more in-app purchases than the limit")
                 }
-                // Decoded in place in the reusable array (no copy of the entry), and counted before it is
-                // decoded, so that an entry failing part-way still shows what was decoded.
+                // A fresh entry decoded in place in the array (whose storage is reused; no copy of the entry),
+                // and counted before it is decoded, so that an entry failing part-way still shows what was decoded.
                 let k = fp.pointee.inAppCount
-                if k < fp.pointee.inApp.count {
-                    fp.pointee.inApp[k] = InAppFields()
-                } else {
-                    fp.pointee.inApp.append(InAppFields())
-                }
+                fp.pointee.inApp.append(InAppFields())
                 fp.pointee.inAppCount = k + 1
                 try Self.parseInApp(r, a, &fp.pointee.inApp[k], &count, maxAttributes)
             default: break  // unknown attributes are kept in the payload, never an error

@@ -21,7 +21,8 @@ public struct InAppFields: Sendable {
 }
 
 /// The app-level fields of one receipt payload as located by the parser. String ranges index the payload
-/// (`ReceiptParser.withContent`). Reused between parses: copy what you need before the next `parse`.
+/// (`ReceiptParser.withContent`). Each `parse` starts from a fresh value (only the in-app array's storage is
+/// reused): copy what you need before the next `parse`.
 public struct ReceiptFields: Sendable {
     public var receiptType: Range<Int>? = nil
     public var appItemID: Int64? = nil
@@ -39,7 +40,7 @@ public struct ReceiptFields: Sendable {
     public var sha1Hash: Range<Int>? = nil
     /// Attribute 2's whole value (the bundle id's UTF8String with its tag and length), the bytes the SHA-1 covers.
     public var bundleIDDER: Range<Int>? = nil
-    /// In receipt order. Only the first `inAppCount` entries are meaningful (the array keeps its capacity).
+    /// In receipt order; `inAppCount` entries (the array holds exactly those).
     public var inApp: [InAppFields] = []
     public var inAppCount: Int = 0
     public init() {}

@@ -3,7 +3,8 @@ import ReceiptModel
 /// Parses App Store receipts: the PKCS #7 container and the receipt payload, into ranges and decoded numbers.
 ///
 /// One parser per thread. It owns a scratch buffer (for content split across a constructed OCTET STRING) and the
-/// arrays in `container` and `fields`, all reused, so a warm parser allocates nothing per receipt.
+/// storage of the arrays in `container` and `fields`, reused, so a warm parser allocates nothing per receipt;
+/// `container` and `fields` themselves are fresh values for every receipt.
 /// After `parse` throws, `container` and `fields` still hold whatever was decoded before the error.
 public final class ReceiptParser {
     public let limits: DERLimits
@@ -55,33 +56,19 @@ public final class ReceiptParser {
         return try body(UnsafeRawBufferPointer(rebasing: der[r]))
     }
 
+    /// Starts a record: `fields` and `container` become fresh default values (so that nothing of the previous
+    /// receipt can carry over, whatever fields the types gain), keeping only the storage of their arrays, emptied.
     func resetFields() {
-        fields.receiptType = nil
-        fields.appItemID = nil
-        fields.bundleID = nil
-        fields.applicationVersion = nil
-        fields.originalApplicationVersion = nil
-        fields.downloadID = nil
-        fields.versionExternalIdentifier = nil
-        fields.receiptCreationDate = nil
-        fields.originalPurchaseDate = nil
-        fields.expirationDate = nil
-        fields.opaqueValue = nil
-        fields.sha1Hash = nil
-        fields.bundleIDDER = nil
-        fields.inAppCount = 0
-        container.encoding = .der
-        container.content = 0..<0
-        container.contentInScratch = false
-        container.certificates.removeAll(keepingCapacity: true)
-        container.signerIssuer = 0..<0
-        container.signerSerial = 0..<0
-        container.digestAlgorithm = .unsupported
-        container.digestAlgorithmMismatch = false
-        container.signedAttributes = nil
-        container.messageDigest = nil
-        container.signatureAlgorithm = .unsupported
-        container.signature = 0..<0
+        var inApp: [InAppFields] = []
+        swap(&inApp, &fields.inApp)
+        inApp.removeAll(keepingCapacity: true)
+        fields = ReceiptFields()
+        fields.inApp = inApp
+        var certificates: [Range<Int>] = []
+        swap(&certificates, &container.certificates)
+        certificates.removeAll(keepingCapacity: true)
+        container = SignedDataView()
+        container.certificates = certificates
         scratchCount = 0
         attributeCount = 0
     }

@@ -131,8 +131,8 @@ struct OccurrenceColumns {
 }
 
 /// Finds the occurrences of one written batch: one per in-app entry (transactions row) of a contributing
-/// receipt, i.e. a receipts row with status 0 whose receipt_type is not `Xcode` (StoreKit testing receipts,
-/// whose transaction ids are all "0", never reached the App Store).
+/// receipt, i.e. a receipts row with status 0 whose receipt_type is not StoreKit testing (`Xcode`, `LocalTesting`:
+/// such purchases never reached the App Store; an Xcode receipt's transaction ids are all "0").
 ///
 /// Both tables of a batch are in input order and a transactions row carries its receipt's line, so the rows are
 /// matched by walking both once; entries of one receipt keep their order in the receipt.
@@ -152,7 +152,7 @@ struct OccurrenceExtractor {
         let rCreated = receipts.int64s[RC.receiptCreationDate]
         let rJWS = receipts.int32s[RC.jwsIndex]
         var contributing = [Bool](repeating: false, count: receipts.rowCount)
-        for r in 0..<receipts.rowCount where rStatus[r] == 0 && !Self.isXcode(rType, r) {
+        for r in 0..<receipts.rowCount where rStatus[r] == 0 && Self.environment(rType, r) != nil {
             contributing[r] = true
             if let c = rCreated[r] { horizon = max(horizon ?? c, c) }
         }
@@ -180,26 +180,19 @@ struct OccurrenceExtractor {
             } else {
                 entry += 1
             }
-            guard contributing[j] else { continue }
+            guard contributing[j], let environment = Self.environment(type, i) else { continue }
             let created = rCreated[j]
             let recency = Recency(created: created ?? Int64.min, input: Int64(input), line: line, entry: entry)
-            let environment: HistoryEnvironment = Self.endsInSandbox(type, i) ? .sandbox : .production
             try body(
                 columns, Occurrence(row: i, recency: recency, environment: environment.rawValue, created: created))
         }
         withExtendedLifetime(t) {}
     }
 
-    static func isXcode(_ c: StringColumn, _ r: Int) -> Bool {
-        guard c.valid[r] else { return false }
-        return c.withBytes(r) { $0.elementsEqual("Xcode".utf8) }
-    }
-
-    static func endsInSandbox(_ c: StringColumn, _ r: Int) -> Bool {
-        guard c.valid[r] else { return false }
-        return c.withBytes(r) { b in
-            let s = "Sandbox".utf8
-            return b.count >= s.count && b[(b.count - s.count)...].elementsEqual(s)
-        }
+    /// The history environment of row `r`'s environment or receipt type (`RecordEnvironment`; null is absent);
+    /// nil for StoreKit testing, which never counts.
+    static func environment(_ c: StringColumn, _ r: Int) -> HistoryEnvironment? {
+        guard c.valid[r] else { return HistoryEnvironment(.absent) }
+        return HistoryEnvironment(c.withBytes(r) { RecordEnvironment($0) })
     }
 }

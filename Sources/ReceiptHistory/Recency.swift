@@ -1,3 +1,5 @@
+import ReceiptModel
+
 /// Where an occurrence stands in the recency order: a later `created` (receipt_creation_date) is newer; on equal
 /// dates the later input (command-line index), then the later line, then the later entry in the receipt.
 /// Distinct occurrences never compare equal, so "the newest" is always one occurrence.
@@ -24,11 +26,21 @@ struct Recency: Comparable, Sendable {
     }
 }
 
-/// The environment of a receipt in the history tables: `Sandbox` when its receipt_type ends in `Sandbox`,
-/// otherwise `Production`. The raw values order as the names do, bytewise.
+/// The environment of a record in the history tables, from its class (`RecordEnvironment`): `Sandbox` for a
+/// sandbox record, otherwise `Production` (a record naming no environment included). The raw values order as the
+/// names do, bytewise.
 enum HistoryEnvironment: UInt8, Sendable {
     case production = 0
     case sandbox = 1
+
+    /// nil for StoreKit testing records (`Xcode`, `LocalTesting`), which never count.
+    init?(_ environment: RecordEnvironment) {
+        switch environment {
+        case .sandbox: self = .sandbox
+        case .production, .absent: self = .production
+        case .xcode, .localTesting: return nil
+        }
+    }
 
     var name: String { self == .production ? "Production" : "Sandbox" }
 }

@@ -69,7 +69,7 @@ struct RenewalRecord: Sendable {
     }
 
     /// The renewal infos of one written batch that count: its `renewals` rows (valid JWS renewal infos) whose
-    /// environment is not `Xcode` and whose original_transaction_id is not null, `input` being the batch's
+    /// environment is not StoreKit testing (`Xcode`, `LocalTesting`) and whose original_transaction_id is not null, `input` being the batch's
     /// command-line index.
     static func extract(_ batch: ColumnBatch, input: Int, _ body: (RenewalRecord) throws(HistoryError) -> Void)
         throws(HistoryError)
@@ -86,8 +86,8 @@ struct RenewalRecord: Sendable {
         let status = t.int32s[C.autoRenewStatus]
         let intent = t.int32s[C.expirationIntent]
         let retry = t.bools[C.isInBillingRetryPeriod]
-        for i in 0..<t.rowCount where otid.valid[i] && !OccurrenceExtractor.isXcode(environment, i) {
-            let env: HistoryEnvironment = OccurrenceExtractor.endsInSandbox(environment, i) ? .sandbox : .production
+        for i in 0..<t.rowCount where otid.valid[i] {
+            guard let env = OccurrenceExtractor.environment(environment, i) else { continue }
             let recency = Recency(
                 created: signed[i] ?? Int64.min, input: Int64(input), line: line[i] ?? 0,
                 entry: Int64(index[i] ?? 0))

@@ -23,15 +23,21 @@ public struct JWSVerdict: @unchecked Sendable {
 
     /// Rejects the JWS with `code` (and that code's status), unless an earlier check already did.
     public mutating func reject(_ code: ErrorCode, _ detail: String) {
+        reject(code, code.status, detail)
+    }
+
+    /// Rejects the JWS with `code` and `status` (a policy's, such as 21007), unless an earlier check already did.
+    public mutating func reject(_ code: ErrorCode, _ status: ReceiptStatus, _ detail: String) {
         guard self.code == nil else { return }
         self.code = code
         self.detail = detail
-        status = code.status
+        self.status = status
         verified = false
     }
 }
 
-/// Reads and judges JWS strings: decode, verify at the payload's own `signedDate` (unless verification is off),
+/// Reads and judges JWS strings: decode, verify at the payload's own signing date (`JWSFields.signingDate`: its
+/// `signedDate`, else an app transaction's `receiptCreationDate`) unless verification is off,
 /// then the nested JWS of a notification, each on its own.
 public struct JWSEvaluator: Sendable {
     /// nil: decode only (`--no-verify`).
@@ -100,8 +106,12 @@ public struct JWSEvaluator: Sendable {
                 "the JWS alg is '\(jws.header.alg)'; Apple signs with ES256 and nothing else is accepted")
             return
         }
-        guard let signedDate = fields.signedDate else {
-            verdict.reject(.jwsMalformed, "the JWS payload has no signedDate to judge its certificates at")
+        guard let signedDate = fields.signingDate(verdict.kind) else {
+            verdict.reject(
+                .jwsMalformed,
+                verdict.kind == .appTransaction
+                    ? "the app transaction has neither signedDate nor receiptCreationDate to judge its certificates at"
+                    : "the JWS payload has no signedDate to judge its certificates at")
             return
         }
         let check = verifier.verify(

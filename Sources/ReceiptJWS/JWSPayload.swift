@@ -63,8 +63,14 @@ public struct JWSFields: @unchecked Sendable {
         (object[key] as? [String: Any]).map(JWSFields.init)
     }
 
-    /// The payload's `signedDate` (epoch ms): the time its certificates are judged at.
+    /// The payload's `signedDate` (epoch ms).
     public var signedDate: Int64? { int64("signedDate") }
+
+    /// When Apple signed the payload (epoch ms), the time its certificates are judged at: `signedDate`, else, for
+    /// an app transaction, `receiptCreationDate` (Apple's app transactions carry that date and no `signedDate`).
+    public func signingDate(_ kind: JWSKind) -> Int64? {
+        signedDate ?? (kind == .appTransaction ? int64("receiptCreationDate") : nil)
+    }
 
     private static func isBool(_ n: NSNumber) -> Bool {
         // Foundation decodes JSON true/false as a boolean NSNumber; its type is CFBoolean's "c".

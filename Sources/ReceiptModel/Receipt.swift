@@ -51,11 +51,9 @@ public struct Receipt: Sendable, Equatable {
     public var attributes: [RawAttribute] = []
     public init() {}
 
-    /// `Production` or `Sandbox`, as verifyReceipt's `environment` field names it.
-    public var environment: String? {
-        guard let t = receiptType else { return nil }
-        return t.hasSuffix("Sandbox") ? "Sandbox" : (t == "Xcode" ? "Xcode" : "Production")
-    }
+    /// verifyReceipt's `environment` field: the name of `receipt_type`'s class (`RecordEnvironment`), nil when the
+    /// receipt names none.
+    public var environment: String? { RecordEnvironment(receiptType).name }
 }
 
 /// Attribute type numbers (receipt-format.md section 3).

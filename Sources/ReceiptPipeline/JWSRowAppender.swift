@@ -5,11 +5,11 @@ import ReceiptVerify
 
 /// Appends the rows of a line holding JWS (docs/jws.md): one `receipts` row per JWS, nested ones included, with
 /// its `jws_index` in the line; a `transactions` row per valid JWS transaction; and with `--format ndjson` one
-/// object per receipts row; a `renewals` row per valid JWS renewal info. The bundle-id and environment policies apply as to receipts.
+/// object per receipts row; a `renewals` row per valid JWS renewal info. The run's policies (the list receipts go
+/// through) judge every decoded JWS.
 struct JWSRowAppender {
     let evaluator: JWSEvaluator
-    let environment: EnvironmentRequirement
-    let bundleIDs: [String]
+    let policies: [any RecordPolicy]
     let renderNDJSON: Bool
     let hasher = ContentHasher()
 
@@ -70,24 +70,29 @@ struct JWSRowAppender {
         if renderNDJSON { appendNDJSON(ctx, v, environment: environment, index: index, into: &out.ndjson) }
     }
 
+    /// The run's policies on a decoded JWS, through the same list and `Verdict` as receipts; a rejection is kept
+    /// unless verification already rejected the JWS.
     private func applyPolicies(environment: String?, bundle: String?, _ v: inout JWSVerdict) {
-        if self.environment != .any {
-            let sandbox = environment.map { $0 != "Production" } ?? false
-            if self.environment == .production && sandbox {
-                v.reject(.wrongEnvironment, "a sandbox JWS where --environment production was required")
-                v.status = .sandboxReceiptInProduction
-            } else if self.environment == .sandbox && !sandbox {
-                v.reject(.wrongEnvironment, "a production JWS where --environment sandbox was required")
-                v.status = .productionReceiptInSandbox
+        let app = v.kind == .appTransaction
+        let version = app ? v.fields?.string("applicationVersion") : nil
+        var verdict = Verdict()
+        Self.withBytes(bundle) { bundle in
+            Self.withBytes(version) { version in
+                let input = PolicyInput(
+                    jwsEnvironment: RecordEnvironment(environment), bundleID: bundle, describesApp: app,
+                    applicationVersion: version)
+                policies.apply(to: input, &verdict)
             }
         }
-        if !bundleIDs.isEmpty, v.code == nil {
-            guard let bundle, bundleIDs.contains(bundle) else {
-                v.reject(.wrongBundleID, "the JWS is for an app not named by --bundle-id")
-                v.status = .notAuthenticated
-                return
-            }
+        if let code = verdict.code {
+            v.reject(code, verdict.status, verdict.detail.text(code: code) ?? code.rawValue)
         }
+    }
+
+    /// Calls `body` with the UTF-8 bytes of `s`, or nil when `s` is nil.
+    private static func withBytes<R>(_ s: String?, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
+        guard var s else { return body(nil) }
+        return s.withUTF8 { body(UnsafeRawBufferPointer($0)) }
     }
 
     /// The record kind column's value: `jws_<kind>`, or `jws` when the JWS could not be decoded.
@@ -130,7 +135,7 @@ struct JWSRowAppender {
             w.int64(C.appItemID, f?.int64("appAppleId") ?? f?.object("data")?.int64("appAppleId"))
             w.int64(C.downloadID, nil)
             w.int64(C.versionExternalIdentifier, app?.int64("versionExternalIdentifier"))
-            w.int64(C.receiptCreationDate, f?.signedDate)
+            w.int64(C.receiptCreationDate, f?.signingDate(v.kind))
             w.int64(C.originalPurchaseDate, f?.int64("originalPurchaseDate"))
             w.int64(C.expirationDate, nil)
             w.int32(C.inAppCount, f == nil ? nil : (v.kind == .transaction ? 1 : 0))

@@ -8,25 +8,16 @@ public enum EnvironmentRequirement: String, Sendable, CaseIterable {
     case sandbox
     case any
 
-    /// The status for a receipt of the other environment: 21007 (sandbox receipt, production required) or
-    /// 21008 (production receipt, sandbox required); nil when it is accepted.
-    ///
-    /// `receipt_type` decides: `...Sandbox` and `Xcode` are sandbox, anything else (including a missing type)
-    /// is production, as Apple's servers route them.
-    public func rejection(receiptType: UnsafeRawBufferPointer?) -> ReceiptStatus? {
-        guard self != .any else { return nil }
-        let sandbox = receiptType.map(Self.isSandbox) ?? false
+    /// The status for a record of `environment` (`RecordEnvironment`), nil when it is accepted: `production`
+    /// accepts production records only and rejects every other with 21007; `sandbox` accepts sandbox records only
+    /// and rejects every other with 21008; `any` accepts all. StoreKit testing records (`Xcode`, `LocalTesting`)
+    /// and records naming no environment pass only `any`.
+    public func rejection(_ environment: RecordEnvironment) -> ReceiptStatus? {
         switch self {
-        case .production: return sandbox ? .sandboxReceiptInProduction : nil
-        case .sandbox: return sandbox ? nil : .productionReceiptInSandbox
+        case .production: return environment == .production ? nil : .sandboxReceiptInProduction
+        case .sandbox: return environment == .sandbox ? nil : .productionReceiptInSandbox
         case .any: return nil
         }
-    }
-
-    static func isSandbox(_ t: UnsafeRawBufferPointer) -> Bool {
-        let suffix = Array("Sandbox".utf8)
-        if t.count >= suffix.count && t.suffix(suffix.count).elementsEqual(suffix) { return true }
-        return t.elementsEqual("Xcode".utf8)
     }
 }
 

@@ -13,7 +13,7 @@ public final class ReceiptEvaluator {
     /// When certificates are judged valid.
     public let time: ValidationTime
     let verifier: ReceiptVerifier?
-    let policies: [any ReceiptPolicy]
+    let policies: [any RecordPolicy]
     let hasher = ContentHasher()
 
     /// - Parameters:
@@ -21,7 +21,7 @@ public final class ReceiptEvaluator {
     ///   - policies: applied in order to every receipt that parsed.
     ///   - time: when the certificates must be valid.
     public init(
-        verifier: ReceiptVerifier?, policies: [any ReceiptPolicy], at time: ValidationTime = .receiptCreationDate
+        verifier: ReceiptVerifier?, policies: [any RecordPolicy], at time: ValidationTime = .receiptCreationDate
     ) {
         self.verifier = verifier
         self.policies = policies
@@ -64,8 +64,7 @@ public final class ReceiptEvaluator {
         if let e = parseError { return Verdict(rejected: e.code, Detail(e)) }
         return parser.withContent(der) { payload in
             var verdict = verify(der, parser, payload, receiptDigest)
-            let input = PolicyInput(payload: payload, fields: parser.fields, device: device)
-            for policy in policies { policy.apply(to: input, &verdict) }
+            policies.apply(to: PolicyInput(receipt: payload, fields: parser.fields, device: device), &verdict)
             return verdict
         }
     }

@@ -66,6 +66,7 @@ public struct RunSummary: Sendable {
                 "purchases": .integer(history.purchases), "subscriptions": .integer(history.subscriptions),
                 "spilled_bytes": .integer(history.spilledBytes),
             ]
+            object["history_from_unverified_records"] = .bool(!verify)
         }
         if let parts {
             object["parts"] = [
@@ -73,6 +74,14 @@ public struct RunSummary: Sendable {
             ]
         }
         return .object(object)
+    }
+
+    /// The line said after the closing line when the history tables were built from records nobody verified
+    /// (`--no-verify`); nil otherwise.
+    public var unverifiedHistoryNote: String? {
+        guard history != nil, !verify else { return nil }
+        return "purchases and subscriptions were built from unverified records (--no-verify): "
+            + "anyone could have made them"
     }
 
     /// The bytes of `summary.json`: keys sorted, indented, a newline at the end.

@@ -9,8 +9,8 @@
 public enum OutputFolder {
     /// Table names, written as `NAME.<ext>` by a plain run and as a folder `NAME/part-NNNNN.<ext>` by a parts run.
     public static let tables = ["receipts", "transactions", "renewals", "purchases", "subscriptions"]
-    /// Files of a run beside the tables.
-    public static let runFiles = ["summary.json", "manifest.json"]
+    /// Files of a run beside the tables (the report's aggregates and page: `receiptflow report`).
+    public static let runFiles = ["summary.json", "manifest.json", "report-data.json", "report.html"]
     static let extensions = ["parquet", "csv", "ndjson"]
     /// The spill folder of a plain run's purchase history, followed by its pid.
     static let historySpillPrefix = ".receiptflow-history-"

@@ -1,3 +1,5 @@
+import ReceiptModel
+
 /// Tuning of the file writers. The defaults suit analytics engines; tests shrink them to force several pages,
 /// row groups and dictionary fallbacks on small inputs.
 public struct SinkOptions: Sendable {
@@ -24,6 +26,8 @@ public struct SinkOptions: Sendable {
     var levelsHeadroom: Int? = nil
     /// String columns that are dictionary-encoded (low cardinality); the rest are PLAIN.
     public var dictionaryColumns: Set<String> = SinkOptions.defaultDictionaryColumns
+    /// Shown every chunk of rows a table file writer (`makeTableFileWriter`) writes, before it writes them.
+    public var observer: TableObserver? = nil
 
     public static let defaultDictionaryColumns: Set<String> = [
         "source", "error_code", "error_detail", "receipt_type", "bundle_id", "application_version",
@@ -31,4 +35,10 @@ public struct SinkOptions: Sendable {
     ]
 
     public init() {}
+}
+
+/// Sees the rows of the tables written through `makeTableFileWriter` (the purchase-history tables), for
+/// aggregates kept beside the tables. Called from the thread that writes the table.
+public protocol TableObserver: AnyObject, Sendable {
+    func observe(_ table: ColumnTable)
 }

@@ -17,6 +17,15 @@ public func makeTableFileWriter(
     options: SinkOptions = SinkOptions(), unit: CommitUnit? = nil
 ) throws(SinkError) -> TableFileWriter {
     try makeDirectory(directory)
+    let writer = try makeUnobservedWriter(format, schema, directory, metadata, options, unit)
+    guard let observer = options.observer else { return writer }
+    return ObservedTableFile(writer, observer)
+}
+
+private func makeUnobservedWriter(
+    _ format: OutputFormat, _ schema: TableSchema, _ directory: String, _ metadata: RunMetadata,
+    _ options: SinkOptions, _ unit: CommitUnit?
+) throws(SinkError) -> TableFileWriter {
     let name = "\(schema.name).\(format.fileExtension)"
     switch format {
     case .parquet:
@@ -28,6 +37,23 @@ public func makeTableFileWriter(
         return try TextTableFile(
             schema: schema, file: try OutputFile(directory: directory, name: name, unit: unit), format: format)
     }
+}
+
+/// A writer that shows each chunk of rows to an observer before writing it.
+private final class ObservedTableFile: TableFileWriter {
+    let writer: TableFileWriter
+    let observer: TableObserver
+    var path: String { writer.path }
+    init(_ writer: TableFileWriter, _ observer: TableObserver) {
+        self.writer = writer
+        self.observer = observer
+    }
+    func append(_ table: ColumnTable) throws(SinkError) {
+        observer.observe(table)
+        try writer.append(table)
+    }
+    func finish() throws(SinkError) { try writer.finish() }
+    func abort() { writer.abort() }
 }
 
 private final class ParquetTableFile: TableFileWriter {

@@ -62,7 +62,12 @@ public struct HistoryExpectation: Sendable {
 
     /// Whether a receipt of `kind` and `receiptType` contributes.
     static func contributes(kind: RecordKind, receiptType: String?) -> Bool {
-        kind == .valid && receiptType != "Xcode"
+        kind == .valid && !isStoreKitTesting(receiptType)
+    }
+
+    /// `Xcode` and `LocalTesting`: StoreKit testing, whose purchases never count (docs/history.md).
+    static func isStoreKitTesting(_ environment: String?) -> Bool {
+        environment == "Xcode" || environment == "LocalTesting"
     }
 
     /// Adds one record: the receipt at (`input`, `line`), written `spec`, generated as `kind`.
@@ -98,7 +103,7 @@ public struct HistoryExpectation: Sendable {
     /// A valid JWS transaction at (`input`, `line`, `jwsIndex`): an occurrence created at its `signedDate`, whose
     /// `revocationDate` is a cancellation. `environment` is the JWS's (`Production`, `Sandbox`).
     mutating func addJWS(_ t: JWSPayloads.Transaction, input: Int, line: Int, jwsIndex: Int) {
-        guard t.environment != "Xcode" else { return }
+        guard !Self.isStoreKitTesting(t.environment) else { return }
         addJWSRow(created: t.signedDate)
         let key = Key(
             environment: t.environment.hasSuffix("Sandbox") ? "Sandbox" : "Production", bundleID: t.bundleID,

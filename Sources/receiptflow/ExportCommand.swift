@@ -5,6 +5,7 @@ import ReceiptHistory
 import ReceiptIO
 import ReceiptModel
 import ReceiptPipeline
+import ReceiptReport
 import ReceiptSink
 import ReceiptVerify
 import Synchronization
@@ -26,9 +27,11 @@ let exportUsage = """
       --field NAME                   JSON key of the receipt (default: receipt-data, receipt_data, receipt)
       --id-field NAME                JSON key copied into record_id (default: id)
       --environment production|sandbox|any
-                                     reject the other environment with 21007 / 21008 (default any)
+                                     accept only that environment; others (Xcode, LocalTesting and none
+                                     included) get 21007 / 21008 (default any)
       --bundle-id ID                 accept only receipts of this app; repeatable
-      --app-version V                accept only receipts of this application version; repeatable
+      --app-version V                accept only receipts and app transactions of this application version;
+                                     repeatable
       --device-id-field NAME         JSON key of each record's device identifier (a UUID, a MAC address or
                                      12 or 32 hex digits): device_hash_matches says whether the receipt's
                                      hash (attribute 5) is that device's
@@ -37,6 +40,8 @@ let exportUsage = """
       --max-record-size BYTES        longest input line accepted (default 1048576)
       --progress / --quiet           progress on standard error (default: when it is a terminal); --quiet
                                      also drops the notes and the closing line
+      --report                       also write report.html, a one-page summary of the run for people
+                                     (`receiptflow report --help`)
       --overwrite                    replace the run already in DIR (its tables, summary.json, manifest.json
                                      and part folders are removed when this run commits); without it a DIR
                                      holding another run's files is refused
@@ -110,11 +115,13 @@ func runExport(_ argv: [String]) -> Int32 {
 
     let sink: BatchSink
     let unit = folder.map { CommitUnit(directory: $0.directory) }
+    let report = folder == nil ? nil : ReportAggregator()
     do throws(SinkError) {
         if setup.out == "-" {
             sink = try makeStreamSink(format: setup.format)
         } else {
-            sink = try makeSink(format: setup.format, directory: setup.out, metadata: metadata, unit: unit)
+            let tables = try makeSink(format: setup.format, directory: setup.out, metadata: metadata, unit: unit)
+            sink = report.map { ReportTap(tables, aggregator: $0) } ?? tables
         }
     } catch {
         printError("receiptflow export: \(error.message)")
@@ -126,8 +133,9 @@ func runExport(_ argv: [String]) -> Int32 {
     let written = HistoryOutcome()
     var finish: (() throws(HistoryError) -> Void)? = nil
     if let history {
+        report?.expectSubscriptions()
         finish = { () throws(HistoryError) -> Void in
-            written.summary = try finishHistory(history, setup, metadata, unit: unit)
+            written.summary = try finishHistory(history, setup, metadata, unit: unit, observer: report)
         }
     }
     let pipeline = ExportPipeline(
@@ -138,7 +146,9 @@ func runExport(_ argv: [String]) -> Int32 {
     switch outcome {
     case .completed(let result):
         guard let unit, let folder else { return 0 }
-        status = commitRun(result, setup, config, unit: unit, replacing: folder.earlierRun, history: written.summary)
+        status = commitRun(
+            result, setup, config, unit: unit, replacing: folder.earlierRun, history: written.summary,
+            report: report.map { ($0, metadata) })
     case .failed(let failure, _):
         printError("receiptflow export: \(failure.message)")
         status = 1
@@ -162,13 +172,16 @@ func runExport(_ argv: [String]) -> Int32 {
 /// this run does not replace (`--overwrite`); the exit status.
 private func commitRun(
     _ result: RunResult, _ setup: ExportSetup, _ config: PipelineConfig, unit: CommitUnit, replacing earlier: [String],
-    history: HistorySummary?
+    history: HistorySummary?, report: (ReportAggregator, RunMetadata)? = nil
 ) -> Int32 {
     var summary = RunSummary(
         result: result, inputs: config.inputs, format: setup.format.rawValue, verify: config.verify,
         threads: config.threads)
     summary.history = history
     do throws(SinkError) {
+        if let (aggregator, metadata) = report {
+            try stageReport(aggregator, metadata, setup, summary: summary.encoded(), unit: unit)
+        }
         try unit.stage(name: CommitUnit.marker, bytes: summary.encoded())
         try unit.commit(removing: earlier)
     } catch {
@@ -177,6 +190,7 @@ private func commitRun(
         return 1
     }
     if !setup.quiet { printError("receiptflow export: \(closingLine(result.counts, out: setup.out))") }
+    if !setup.quiet, let note = summary.unverifiedHistoryNote { printError("receiptflow export: \(note)") }
     return 0
 }
 
@@ -234,13 +248,15 @@ struct ExportSetup {
     var inParts: Bool { partRecords != nil || resume }
     /// `--overwrite`: replace the run already in `out`.
     var overwrite = false
+    /// `--report`: write `report.html` with the run.
+    var report = false
 
     init(_ argv: [String]) throws(UsageError) {
         let args = try Arguments(
             argv,
             flags: [
                 "--no-verify", "--progress", "--quiet", "--resume", "--require-device-match", "--no-history",
-                "--overwrite",
+                "--overwrite", "--report",
             ],
             valued: [
                 "--out", "--format", "--trust-anchor", "--field", "--id-field", "--environment", "--bundle-id",
@@ -356,6 +372,15 @@ struct ExportSetup {
                 .invalidCombination, option: "--part-records",
                 detail: "--part-records and --resume write folders of parts; give a directory to --out")
         }
+        report = args.has("--report")
+        if report && (out == "-" || inParts) {
+            throw UsageError(
+                .invalidCombination, option: "--report",
+                detail: out == "-"
+                    ? "--report writes report.html into an output directory; --out - has none"
+                    : "--report is made with a run that commits as one; run `receiptflow report DIR` once the "
+                        + "run in parts is complete")
+        }
         if resume && config.inputs.contains("-") {
             throw UsageError(
                 .invalidCombination, option: "--resume",
@@ -382,6 +407,7 @@ func writeRunSummary(
         return 1
     }
     if !setup.quiet { printError("receiptflow export: \(closingLine(result.counts, out: setup.out))") }
+    if !setup.quiet, let note = summary.unverifiedHistoryNote { printError("receiptflow export: \(note)") }
     return 0
 }
 
@@ -391,11 +417,15 @@ final class HistoryOutcome: @unchecked Sendable {
 }
 
 /// Writes the history tables of `collector` into the output directory (the end of the history stage): staged in
-/// `unit` when the run commits as one, renamed into place otherwise.
+/// `unit` when the run commits as one, renamed into place otherwise. `observer` sees their rows (the report).
 func finishHistory(
-    _ collector: HistoryCollector, _ setup: ExportSetup, _ metadata: RunMetadata, unit: CommitUnit? = nil
+    _ collector: HistoryCollector, _ setup: ExportSetup, _ metadata: RunMetadata, unit: CommitUnit? = nil,
+    observer: TableObserver? = nil
 ) throws(HistoryError) -> HistorySummary {
-    let r = try collector.finish(asOf: setup.asOf, format: setup.format, metadata: metadata, unit: unit)
+    var options = SinkOptions()
+    options.observer = observer
+    let r = try collector.finish(
+        asOf: setup.asOf, format: setup.format, metadata: metadata, options: options, unit: unit)
     return HistorySummary(
         asOf: r.asOf, purchases: r.purchases, subscriptions: r.subscriptions, spilledBytes: r.spilledBytes)
 }

@@ -11,6 +11,7 @@ let usage = """
       receiptflow export [INPUT ...] --out DIR [--format parquet|csv|ndjson] [--trust-anchor PATH ...] [options]
       receiptflow inspect [FILE | -] [--trust-anchor PATH ...] [--no-verify] [--json]
       receiptflow generate --count N --out FILE [--seed S] [--digest sha1|sha256] [--bad-fraction F] [--ca-dir DIR]
+      receiptflow report DIR                       write DIR/report.html, a one-page report of the run in DIR
       receiptflow bench CORPUS [--threads N] [--format parquet|csv|ndjson] [--min-ratio R] [--json FILE]
 
     Run `receiptflow COMMAND --help` for a command's options.
@@ -28,6 +29,7 @@ case "export": status = runExport(arguments)
 case "inspect": status = runInspect(arguments)
 case "generate": status = runGenerate(arguments)
 case "bench": status = runBench(arguments)
+case "report": status = runReport(arguments)
 case "--version", "version":
     print(ReceiptflowVersion.string)
     status = 0

@@ -69,18 +69,19 @@ struct PurchaseRulesTests {
         #expect(none.purchases.first?["cancellation_reason"] == "")
     }
 
-    @Test("invalid and Xcode receipts do not contribute; a receipt sent twice counts twice")
+    @Test("invalid, Xcode and LocalTesting records do not contribute; a receipt sent twice counts twice")
     func exclusions() throws {
         let valid = Receipt(line: 1, created: day(1), entries: [Entry(transactionID: "1")])
         let invalid = Receipt(line: 2, created: day(9), status: 21002, entries: [Entry(transactionID: "1")])
         let xcode = Receipt(line: 3, created: day(9), type: "Xcode", entries: [Entry(transactionID: "0")])
         let again = Receipt(line: 4, created: day(1), entries: [Entry(transactionID: "1")])
-        let (t, _) = try runHistory([(batch([valid, invalid, xcode, again]), 0)])
+        let local = Receipt(line: 5, created: day(9), type: "LocalTesting", entries: [Entry(transactionID: "1")])
+        let (t, _) = try runHistory([(batch([valid, invalid, xcode, again, local]), 0)])
         #expect(t.purchases.count == 1)
         #expect(t.purchases[0]["occurrences"] == "2")
         #expect(t.purchases[0]["last_seen"] == ts(day(1)))
         #expect(t.purchases[0]["line"] == "4")
-        // The invalid and Xcode receipts are not the horizon either.
+        // The invalid and StoreKit testing records are not the horizon either.
         #expect(t.result.asOf == day(1))
     }
 
@@ -98,13 +99,15 @@ struct PurchaseRulesTests {
             line: 2, created: day(5), type: "ProductionSandbox",
             entries: [Entry(transactionID: "7", originalTransactionID: "7", purchase: day(2))])
         let other = Receipt(line: 3, created: day(5), bundle: "com.example.aaa", entries: [Entry(transactionID: "7")])
-        let (t, _) = try runHistory([(batch([sandbox, prod, other]), 0)])
+        // A record naming no environment counts as Production.
+        let untyped = Receipt(line: 4, created: day(5), type: nil, entries: [Entry(transactionID: "8")])
+        let (t, _) = try runHistory([(batch([sandbox, prod, other, untyped]), 0)])
         let keys = t.purchases.map { "\($0["environment"]!)/\($0["bundle_id"]!)/\($0["transaction_id"]!)" }
         #expect(
             keys == [
                 "Production/com.example.aaa/7",
                 // null original_transaction_id first, then by purchase_date and transaction_id
-                "Production/com.example.app/2", "Production/com.example.app/3",
+                "Production/com.example.app/8", "Production/com.example.app/2", "Production/com.example.app/3",
                 "Production/com.example.app/6", "Production/com.example.app/7",
                 "Sandbox/com.example.app/7",
             ])

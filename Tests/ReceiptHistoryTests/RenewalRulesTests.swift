@@ -170,13 +170,15 @@ struct RenewalRulesTests {
         let base = Renewal(line: 2, originalTransactionID: "1", signed: day(61), billingRetry: true)
         var xcode = base
         xcode.environment = "Xcode"
+        var local = base
+        local.environment = "LocalTesting"
         var noOriginal = base
         noOriginal.originalTransactionID = nil
         var rejected = base
         rejected.status = 21003
         var other = base
         other.originalTransactionID = "999"
-        for n in [xcode, noOriginal, rejected, other] {
+        for n in [xcode, local, noOriginal, rejected, other] {
             let all = try rows([twoPeriods], [n], asOf: day(65))
             #expect(all.count == 1)
             #expect(all.first?["state"] == "unknown")

@@ -39,6 +39,52 @@ struct GeneratedJWSTests {
         }
     }
 
+    /// An AppTransaction as Apple signs it: `receiptCreationDate` (when it was signed) and no `signedDate`.
+    static var appTransaction: [String: Any] {
+        [
+            "receiptType": "Production", "appAppleId": 1_234_567_890, "bundleId": "com.example.app",
+            "applicationVersion": "3.1", "versionExternalIdentifier": 860_000_000,
+            "receiptCreationDate": 1_709_251_260_000, "originalPurchaseDate": 1_600_000_000_000,
+            "originalApplicationVersion": "1.0", "deviceVerification": "c2lnbmVkIGRldmljZSBoYXNo",
+            "deviceVerificationNonce": "9f1d3b0c-6f1e-4f55-9a43-0c2b7a3e1d11", "appTransactionId": "704512345678901234",
+            "originalPlatform": "iOS",
+        ]
+    }
+
+    @Test func anAppTransactionWithoutSignedDateVerifiesAtItsReceiptCreationDate() throws {
+        let verdict = try Self.evaluator().evaluate(Substring(Self.factory.sign(Self.appTransaction)))
+        #expect(verdict.code == nil, "\(verdict.detail ?? "")")
+        #expect(verdict.verified)
+        #expect(verdict.kind == .appTransaction)
+        #expect(verdict.fields?.signingDate(.appTransaction) == 1_709_251_260_000)
+    }
+
+    /// The date is really the one judged: a leaf that expired before it makes the app transaction expired.
+    @Test func anAppTransactionIsJudgedAtItsReceiptCreationDate() throws {
+        let expired = Self.factory.sign(Self.appTransaction, kind: .expiredAtSignedDate)
+        #expect(try Self.evaluator().evaluate(Substring(expired)).code == .certificateExpired)
+        var early = Self.appTransaction
+        early["receiptCreationDate"] = JWSTestPKI.expiredLeafNotAfter * 1000 - 86_400_000
+        let valid = Self.factory.sign(early, kind: .expiredAtSignedDate)
+        #expect(try Self.evaluator().evaluate(Substring(valid)).code == nil)
+        // signedDate, when present, comes first.
+        early["signedDate"] = 1_709_251_260_000
+        let signedLater = Self.factory.sign(early, kind: .expiredAtSignedDate)
+        #expect(try Self.evaluator().evaluate(Substring(signedLater)).code == .certificateExpired)
+    }
+
+    @Test func aJWSWithoutAnyDateToJudgeItAtIsMalformed() throws {
+        var app = Self.appTransaction
+        app["receiptCreationDate"] = nil
+        let verdict = try Self.evaluator().evaluate(Substring(Self.factory.sign(app)))
+        #expect(verdict.code == .jwsMalformed)
+        // Only an app transaction is judged at receiptCreationDate.
+        var transaction = Self.transaction
+        transaction["signedDate"] = nil
+        transaction["receiptCreationDate"] = 1_709_251_260_000
+        #expect(try Self.evaluator().evaluate(Substring(Self.factory.sign(transaction))).code == .jwsMalformed)
+    }
+
     @Test func theTestRootIsP384AndTheLeafP256() {
         let chain = Self.pki.chain(leaf: "leaf")
         #expect(chain.x5c.count == 3)

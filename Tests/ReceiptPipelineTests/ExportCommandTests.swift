@@ -85,6 +85,22 @@ struct ExportCommandTests {
         #expect(lines.last == "Run `receiptflow export --help` for the options.")
     }
 
+    /// History built from records nobody verified says so: in summary.json and on the line after the closing line.
+    @Test func aNoVerifyRunSaysItsHistoryComesFromUnverifiedRecords() throws {
+        for verify in [true, false] {
+            let out = corpus.temporaryDirectory("cli-unverified")
+            let options = verify ? ["--trust-anchor", corpus.rootPEM.path] : ["--no-verify"]
+            let run = try receiptflow(["export", corpus.ndjson.path, "--out", out.path, "--format", "csv"] + options)
+            #expect(run.status == 0, "\(run.stderr)")
+            let summary = try Data(contentsOf: out.appendingPathComponent("summary.json"))
+            let o = try JSONSerialization.jsonObject(with: summary) as! [String: Any]
+            #expect(o["history_from_unverified_records"] as? Bool == !verify)
+            let note = run.stderr.split(separator: "\n").filter { $0.contains("built from unverified records") }
+            #expect(note.count == (verify ? 0 : 1), "\(run.stderr)")
+            #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("purchases.csv").path))
+        }
+    }
+
     @Test func exitsWithStatus1AndKeepsNoOutputWhenAnInputIsMissing() throws {
         let out = corpus.temporaryDirectory("cli-missing")
         let r = try receiptflow([

@@ -40,6 +40,21 @@ import Testing
         #expect(o["inputs"] as? [String] == ["a.ndjson", "-"])
     }
 
+    /// History built under `--no-verify` is marked in summary.json and by a note after the closing line.
+    @Test func saysWhenTheHistoryWasBuiltFromUnverifiedRecords() throws {
+        for verify in [true, false] {
+            var s = RunSummary(result: RunResult(), inputs: ["-"], format: "csv", verify: verify, threads: 1)
+            let without = try JSONSerialization.jsonObject(with: Data(s.encoded())) as! [String: Any]
+            #expect(without["history_from_unverified_records"] == nil)
+            #expect(s.unverifiedHistoryNote == nil)
+            s.history = HistorySummary(asOf: nil, purchases: 1, subscriptions: 0, spilledBytes: 0)
+            let o = try JSONSerialization.jsonObject(with: Data(s.encoded())) as! [String: Any]
+            #expect(o["history_from_unverified_records"] as? Bool == !verify)
+            #expect(o["verify"] as? Bool == verify)
+            #expect((s.unverifiedHistoryNote?.contains("unverified")) == (verify ? nil : true))
+        }
+    }
+
     @Test func saysWhereItCouldNotWrite() {
         #expect {
             try summary().write(to: "/nonexistent-dir/out")

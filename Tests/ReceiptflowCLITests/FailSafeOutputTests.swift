@@ -40,13 +40,18 @@ private enum DiskLimit {
 @Suite(.serialized)
 struct FailSafeOutputTests {
     /// Output files of a run in `format` (relative paths, folders with `/`), for the listing checks. NDJSON
-    /// output has no transactions table (each receipt row holds its transactions).
+    /// output has no transactions table (each receipt row holds its transactions); a plain run writes the
+    /// report's aggregates too.
     private func files(_ format: String, parts: Bool = false) -> Set<String> {
         let tables = format == "ndjson" ? ["receipts"] : ["receipts", "transactions", "renewals"]
         // The purchase-history tables are single files in both modes.
         let history = ["purchases", "subscriptions"].map { "\($0).\(format)" }
-        return Set(parts ? tables.map { $0 + "/" } + ["manifest.json"] : tables.map { "\($0).\(format)" })
-            .union(["summary.json"]).union(history)
+        return Set(
+            parts
+                ? tables.map { $0 + "/" } + ["manifest.json"]
+                : tables.map { "\($0).\(format)" } + ["report-data.json"]
+        )
+        .union(["summary.json"]).union(history)
     }
 
     @Test func aFullDiskAtAnyPointLeavesTheFolderAsItWas() throws {

@@ -88,13 +88,17 @@ def read_csv(path):
             yield {name: _value(name, text) for name, text in zip(header, row)}
 
 
+# StoreKit testing environments: their purchases never reached the App Store and never count (docs/history.md).
+STOREKIT_TESTING = ("Xcode", "LocalTesting")
+
+
 def occurrences_from_export(directory, inputs):
     """The occurrences of an export's contributing receipts: dicts of the entry's fields plus `environment`,
     `created`, `source`, `line` and `rank` (created, input index, line, entry index), in file order."""
     index = {source: i for i, source in enumerate(inputs)}
     receipts = {}
     for r in read_csv(f"{directory}/receipts.csv"):
-        if r["status"] == 0 and r["receipt_type"] != "Xcode":
+        if r["status"] == 0 and r["receipt_type"] not in STOREKIT_TESTING:
             receipts[(r["source"], r["line"], r.get("jws_index"))] = r
     entry = {}
     for t in read_csv(f"{directory}/transactions.csv"):
@@ -119,7 +123,7 @@ def horizon_of(directory):
     dates = [
         r["receipt_creation_date"]
         for r in read_csv(f"{directory}/receipts.csv")
-        if r["status"] == 0 and r["receipt_type"] != "Xcode" and r["receipt_creation_date"] is not None
+        if r["status"] == 0 and r["receipt_type"] not in STOREKIT_TESTING and r["receipt_creation_date"] is not None
     ]
     return max(dates) if dates else None
 
@@ -171,7 +175,7 @@ def renewals_from_export(directory, inputs):
     except FileNotFoundError:
         return newest
     for n in rows:
-        if n["environment"] == "Xcode" or n["original_transaction_id"] is None:
+        if n["environment"] in STOREKIT_TESTING or n["original_transaction_id"] is None:
             continue
         env = "Sandbox" if (n["environment"] or "").endswith("Sandbox") else "Production"
         signed = n["signed_date"]

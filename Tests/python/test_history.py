@@ -70,9 +70,9 @@ def _expected(out, inputs):
                row_number() OVER (PARTITION BY t.source, t.line ORDER BY t.k) - 1 AS entry,
                CASE WHEN t.receipt_type LIKE '%Sandbox' THEN 'Sandbox' ELSE 'Production' END AS environment
         FROM t JOIN r USING (source, line) JOIN src USING (source)
-        WHERE r.status = 0 AND coalesce(r.receipt_type, '') <> 'Xcode'""")
+        WHERE r.status = 0 AND coalesce(r.receipt_type, '') NOT IN ('Xcode', 'LocalTesting')""")
     horizon = con.sql(f"""SELECT max(receipt_creation_date) FROM read_parquet('{out}/receipts.parquet')
-                          WHERE status = 0 AND coalesce(receipt_type, '') <> 'Xcode'""").fetchall()[0][0]
+                          WHERE status = 0 AND coalesce(receipt_type, '') NOT IN ('Xcode', 'LocalTesting')""").fetchall()[0][0]
     recency = "created DESC NULLS LAST, input DESC, line DESC, entry DESC"
     con.sql(f"""
         CREATE TABLE purchases AS

@@ -1,18 +1,19 @@
 import ReceiptModel
 import ReceiptVerify
 
-/// `--device-id-field`: compares the receipt's hash (attribute 5) with the SHA-1 of the record's device identifier,
+/// `--device-id-field` (receipts only: a JWS carries no such hash): compares the receipt's hash (attribute 5) with the SHA-1 of the record's device identifier,
 /// the opaque value (attribute 4) and the bundle id's DER bytes (attribute 2), and records the result in
 /// `device_hash_matches` (null when the record has no device identifier or the receipt no hash). A device
 /// identifier in none of the accepted forms is rejected as `invalid_device_id` (21002); with
 /// `--require-device-match` a mismatch is rejected as `device_mismatch` (21003).
-public struct DeviceHashPolicy: ReceiptPolicy {
+public struct DeviceHashPolicy: RecordPolicy {
     public let required: Bool
 
     public init(required: Bool) { self.required = required }
 
-    public func apply(to receipt: PolicyInput, _ verdict: inout Verdict) {
-        switch receipt.device {
+    public func apply(to record: PolicyInput, _ verdict: inout Verdict) {
+        guard let receipt = record.receipt else { return }
+        switch record.device {
         case .absent:
             return
         case .malformed:

@@ -1,12 +1,12 @@
 import ReceiptModel
 
-/// quantity, product_type and cancellation_reason are int32 columns (contract.md): a value outside that range
+/// A receipt's quantity, product_type and cancellation_reason are int32 columns (contract.md): a value outside that range
 /// would become null without a word, so the receipt is rejected as malformed instead.
-public struct Int32FitPolicy: ReceiptPolicy {
+public struct Int32FitPolicy: RecordPolicy {
     public init() {}
 
-    public func apply(to receipt: PolicyInput, _ verdict: inout Verdict) {
-        let f = receipt.fields
+    public func apply(to record: PolicyInput, _ verdict: inout Verdict) {
+        guard let f = record.receipt?.fields else { return }
         for k in 0..<min(f.inAppCount, f.inApp.count) {
             let e = f.inApp[k]
             guard Self.fits(e.quantity), Self.fits(e.productType), Self.fits(e.cancellationReason) else {
