@@ -41,18 +41,16 @@ enum Floors {
         if sha256 { _ = SHA256(p, content.count, out) } else { _ = SHA1(p, content.count, out) }
     }
 
-    /// The digests of two contents of one algorithm: together through the two-lane SHA kernels when the CPU has
-    /// the SHA extensions, else OpenSSL one after the other. A floor must be work no exporter can skip, and an
-    /// exporter need not hash slower than this. Not quite the least possible either: the longer content of a pair
-    /// still runs alone in one lane, which a stream of all contents on refilling lanes (`rf_sha_jobs_x2`, which the
-    /// exporter uses per pair of receipts) would avoid.
+    /// The digests of two contents of one algorithm, through OpenSSL's EVP interface one after the other, as the
+    /// exporter computes them.
     @inline(__always)
     static func signedDigestPair(
         _ hasher: ContentHasher, _ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, sha256: Bool,
         into out: UnsafeMutablePointer<UInt8>
     ) {
         let alg: DigestAlgorithm = sha256 ? .sha256 : .sha1
-        let (da, db) = hasher.contentDigests(a, alg, b, alg)
+        let da = hasher.digest(alg, a)
+        let db = hasher.digest(alg, b)
         // One byte of each kept, so the work cannot be optimized away.
         out[0] = da.map { d in d.withUnsafeBytes { $0[0] } } ?? 0
         out[1] = db.map { d in d.withUnsafeBytes { $0[0] } } ?? 0

@@ -28,33 +28,12 @@ extension StagePass {
         return (contents.count, bytes)
     }
 
-    /// Parses and verifies the batch's receipts two at a time as `RecordProcessor` does: both parsed, their content
-    /// digests computed together, then each verified with its digest. Returns (items, bytes).
+    /// Parses and verifies the batch's receipts one at a time, as `RecordProcessor` does. Returns (items, bytes).
     func parseAndVerify(_ t: inout Totals) -> (Int, Int) {
         var bytes = 0
-        var k = 0
-        while k < ders.count {
-            let a = ders[k]
-            let okA = parse(parser, a)
-            bytes += a.count
-            guard k + 1 < ders.count else {
-                if okA { verify(parser, a, nil, &t) }
-                break
-            }
-            let b = ders[k + 1]
-            let okB = parse(parser2, b)
-            bytes += b.count
-            var digests: (ContentDigest?, ContentDigest?) = (nil, nil)
-            let algA = parser.container.digestAlgorithm
-            let algB = parser2.container.digestAlgorithm
-            if okA && okB && algA != .unsupported && algB != .unsupported {
-                // Each content stays in its DER or its parser's scratch until that parser's next receipt.
-                digests = hasher.contentDigests(
-                    parser.withContent(a) { $0 }, algA, parser2.withContent(b) { $0 }, algB)
-            }
-            if okA { verify(parser, a, digests.0, &t) }
-            if okB { verify(parser2, b, digests.1, &t) }
-            k += 2
+        for d in ders {
+            bytes += d.count
+            if parse(parser, d) { verify(parser, d, &t) }
         }
         return (ders.count, bytes)
     }
@@ -64,12 +43,12 @@ extension StagePass {
         return true
     }
 
-    private func verify(_ p: ReceiptParser, _ d: UnsafeRawBufferPointer, _ digest: ContentDigest?, _ t: inout Totals) {
+    private func verify(_ p: ReceiptParser, _ d: UnsafeRawBufferPointer, _ t: inout Totals) {
         let created = p.fields.receiptCreationDate ?? 0
         let m = Measure.mallocs()
         let o = p.withContent(d) { content in
             verifier.verify(
-                der: d, container: p.container, content: content, validationTime: created, contentDigest: digest)
+                der: d, container: p.container, content: content, validationTime: created)
         }
         if o.error == nil {
             t.valid += 1

@@ -82,8 +82,6 @@ final class StagePass {
     let scanner = NDJSONScanner(field: nil, idField: "id")
     let hasher = ContentHasher()
     let parser = ReceiptParser()
-    /// The second of each pair of receipts verified together (as `RecordProcessor` holds two parsed at once).
-    let parser2 = ReceiptParser()
     let cache: ChainCache
     let verifier: ReceiptVerifier
     let processor: RecordProcessor
@@ -95,7 +93,6 @@ final class StagePass {
     var contents: [(range: Range<Int>, sha256: Bool)] = []
     let digestOut: UnsafeMutablePointer<UInt8>
     let hex: UnsafeMutableRawBufferPointer
-    let hex2: UnsafeMutableRawBufferPointer
     var texts: [UnsafeRawBufferPointer] = []
     var ders: [UnsafeRawBufferPointer] = []
     var out = ColumnBatch(sequence: 0)
@@ -118,7 +115,6 @@ final class StagePass {
         contentArena = .allocate(byteCount: Base64.maxDecodedCount(options.batchCapacity) + 64, alignment: 64)
         digestOut = .allocate(capacity: 64)
         contents.reserveCapacity(options.maxRecordsPerBatch)
-        hex2 = .allocate(byteCount: 64, alignment: 16)
         texts.reserveCapacity(options.maxRecordsPerBatch)
         ders.reserveCapacity(options.maxRecordsPerBatch)
     }
@@ -129,7 +125,6 @@ final class StagePass {
         hex.deallocate()
         contentArena.deallocate()
         digestOut.deallocate()
-        hex2.deallocate()
     }
 
     func run() throws -> StageResult {
@@ -222,17 +217,11 @@ final class StagePass {
             base64(&c.base64)
             t.derBytes += ders.reduce(0) { $0 + $1.count }
             c.hash.time {
-                // In pairs, as RecordProcessor hashes them (two at once with the SHA extensions).
+                // One at a time, as RecordProcessor hashes them.
                 var bytes = 0
-                var k = 0
-                while k + 1 < ders.count {
-                    hasher.sha256HexPair(ders[k], into: hex, ders[k + 1], into: hex2)
-                    bytes += ders[k].count + ders[k + 1].count
-                    k += 2
-                }
-                if k < ders.count {
-                    hasher.sha256Hex(ders[k], into: hex)
-                    bytes += ders[k].count
+                for d in ders {
+                    hasher.sha256Hex(d, into: hex)
+                    bytes += d.count
                 }
                 return (ders.count, bytes)
             }

@@ -5,7 +5,8 @@ import ReceiptSink
 // receiptflow-bench [MODE]: `run` (the default: stages, end to end and the RSA ceiling over a generated corpus,
 // see RunCommand.swift), `parse` (DER parse stage on the real fixtures), `verify` (warm-cache verify vs raw RSA),
 // `sinks` (writer cost per row), `history` (the purchase history's cost, memory and spill; HistoryBench.swift),
-// `jws` (the JWS export against OpenSSL's ES256 check; JWSCommand.swift).
+// `jws` (the JWS export against OpenSSL's ES256 check; JWSCommand.swift), `repeats` (repeated receipts against
+// distinct ones; RepeatsBench.swift).
 let first = CommandLine.arguments.dropFirst().first
 let mode = first.map { $0.hasPrefix("-") ? "run" : $0 } ?? "run"
 
@@ -23,6 +24,8 @@ case "run":
     exit(runBenchmark(args))
 case "history":
     exit(runHistoryBenchmark(Array(CommandLine.arguments.dropFirst(2))))
+case "repeats":
+    exit(runRepeatsBenchmark(Array(CommandLine.arguments.dropFirst(2))))
 case "parse":
     let corpus = loadFixtureCorpus()
     guard !corpus.isEmpty else {

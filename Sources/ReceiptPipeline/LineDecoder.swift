@@ -1,12 +1,15 @@
 import ReceiptIO
 import ReceiptModel
+import ReceiptVerify
 
-/// Where a record's row comes from: its source, line, record id and the hex digest of its receipt bytes.
+/// Where a record's row comes from: its source, line, record id and the digest of its receipt bytes. The source
+/// and record id are views of the batch being processed, read before the next record is.
 struct RowContext {
     var source: UnsafeRawBufferPointer
     var line: Int
     var recordID: UnsafeRawBufferPointer? = nil
-    var receiptSHA256: UnsafeRawBufferPointer? = nil
+    /// The SHA-256 of the receipt bytes (`receipt_sha256`), held by value.
+    var receiptSHA256: SHA256Digest? = nil
     /// The `--device-id-field` value, read.
     var device = RecordDevice.absent
 }

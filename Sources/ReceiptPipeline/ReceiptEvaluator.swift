@@ -6,10 +6,9 @@ import ReceiptVerify
 /// date), then apply the run's policies in order. `export` (through `RecordProcessor`) and `inspect` both judge
 /// receipts here.
 ///
-/// Parsing and judging are two steps so that a caller holding two parsed receipts can digest their signed contents
-/// together (`signedContent`, `ContentHasher.digests`) before judging either; `evaluate` does both for one receipt.
-/// One per worker thread (the verifier and hasher hold scratch); judging a receipt does not allocate unless it is
-/// rejected by the verifier (whose detail is a sentence built on failure).
+/// `evaluate` is the whole path for one receipt: `parse`, then `judge` (verify, then the policies). `inspect` calls
+/// the two steps itself, to show what was decoded before a parse error. One per worker thread (the verifier and
+/// hasher hold OpenSSL contexts).
 public final class ReceiptEvaluator {
     /// When certificates are judged valid.
     public let time: ValidationTime
@@ -30,10 +29,16 @@ public final class ReceiptEvaluator {
     }
 
     /// Receipt bytes to verdict, with `parser` (whose views then describe the receipt).
+    ///
+    /// - Parameters:
+    ///   - receiptDigest: the SHA-256 of `der` when the caller computed it (`receipt_sha256`): a receipt whose
+    ///     bytes were verified before in this run reuses that signature verdict.
+    ///   - device: what the record says about its device, for `DeviceHashPolicy`.
     public func evaluate(
-        _ der: UnsafeRawBufferPointer, with parser: ReceiptParser, device: RecordDevice = .absent
+        _ der: UnsafeRawBufferPointer, with parser: ReceiptParser, receiptDigest: SHA256Digest? = nil,
+        device: RecordDevice = .absent
     ) -> Verdict {
-        judge(der, parsedBy: parser, parseError: parse(der, with: parser), device: device)
+        judge(der, parsedBy: parser, parseError: parse(der, with: parser), receiptDigest: receiptDigest, device: device)
     }
 
     /// Parses `der` with `parser`; the error, when parsing failed (the parser keeps what it decoded before it).
@@ -46,49 +51,46 @@ public final class ReceiptEvaluator {
         }
     }
 
-    /// The content a parsed receipt's signature covers the digest of, and the digest's algorithm: nil when not
-    /// verifying, or when the receipt names another algorithm (the verifier then decides alone). The content lies
-    /// in `der` or in the parser's scratch, both unchanged until the parser's next receipt.
-    public func signedContent(
-        _ der: UnsafeRawBufferPointer, parsedBy parser: ReceiptParser
-    ) -> (content: UnsafeRawBufferPointer, algorithm: DigestAlgorithm)? {
-        guard verifier != nil else { return nil }
-        let algorithm = parser.container.digestAlgorithm
-        guard algorithm != .unsupported else { return nil }
-        return (parser.withContent(der) { $0 }, algorithm)
-    }
-
-    /// The verdict on the receipt `parser` last parsed from `der`.
+    /// The verdict on the receipt `parser` last parsed from `der`: verified (unless `--no-verify`), then the
+    /// policies applied in order.
     ///
     /// - Parameters:
     ///   - parseError: what `parse` returned; a receipt that did not parse is rejected with it, unchecked.
-    ///   - contentDigest: the digest of the signed content when computed already (`signedContent`).
-    ///   - device: what the record says about its device, for `DeviceHashPolicy`.
+    ///   - receiptDigest, device: as for `evaluate`.
     public func judge(
         _ der: UnsafeRawBufferPointer, parsedBy parser: ReceiptParser, parseError: ReceiptError?,
-        contentDigest: ContentDigest? = nil, device: RecordDevice = .absent
+        receiptDigest: SHA256Digest? = nil, device: RecordDevice = .absent
     ) -> Verdict {
         if let e = parseError { return Verdict(rejected: e.code, Detail(e)) }
         return parser.withContent(der) { payload in
-            var verdict = Verdict()
-            let fields = parser.fields
-            if let verifier {
-                let outcome = verifier.verify(
-                    der: der, container: parser.container, content: payload, at: time,
-                    creationDate: fields.receiptCreationDate, contentDigest: contentDigest)
-                verdict.signer = outcome.signerSHA256
-                verdict.validationTime = outcome.validationTime
-                if let code = outcome.error {
-                    verdict.reject(code, outcome.status, .string(outcome.detail(timeName: time.name) ?? code.rawValue))
-                } else {
-                    verdict.verified = true
-                }
-            } else {
-                verdict.signer = signerFingerprint(der, parser.container)
-            }
-            policies.apply(to: PolicyInput(receipt: payload, fields: fields, device: device), &verdict)
+            var verdict = verify(der, parser, payload, receiptDigest)
+            policies.apply(to: PolicyInput(receipt: payload, fields: parser.fields, device: device), &verdict)
             return verdict
         }
+    }
+
+    /// The verifier's verdict on the receipt's signature, chain and validity (only the signer's fingerprint with
+    /// `--no-verify`).
+    private func verify(
+        _ der: UnsafeRawBufferPointer, _ parser: ReceiptParser, _ payload: UnsafeRawBufferPointer,
+        _ receiptDigest: SHA256Digest?
+    ) -> Verdict {
+        var verdict = Verdict()
+        guard let verifier else {
+            verdict.signer = signerFingerprint(der, parser.container)
+            return verdict
+        }
+        let outcome = verifier.verify(
+            der: der, container: parser.container, content: payload, at: time,
+            creationDate: parser.fields.receiptCreationDate, receiptDigest: receiptDigest)
+        verdict.signer = outcome.signerSHA256
+        verdict.validationTime = outcome.validationTime
+        if let code = outcome.error {
+            verdict.reject(code, outcome.status, .string(outcome.detail(timeName: time.name) ?? code.rawValue))
+        } else {
+            verdict.verified = true
+        }
+        return verdict
     }
 
     /// With `--no-verify`: the hex SHA-256 of the embedded certificate the SignerInfo names, found by issuer and

@@ -5,13 +5,13 @@ import ReceiptModel
 import ReceiptSink
 import ReceiptVerify
 
-/// One worker thread's per-record path: each line of a batch becomes receipt bytes (`LineDecoder`), a verdict
-/// (`ReceiptEvaluator`) and rows (`RowAppender`), in input order.
+/// One worker thread's per-record path. Each line of a batch goes, in input order, through named steps:
+/// `read` (the line from the batch), `decode` (NDJSON and base64: receipt bytes, `LineDecoder`), `digest`
+/// (`receipt_sha256`, by OpenSSL), `evaluate` (parse, verify, policies: a verdict, `ReceiptEvaluator`) and `rows`
+/// (`RowAppender`). One record is finished before the next is read; nothing of one record is kept for the next.
 ///
-/// Records are taken two at a time, both decoded and parsed, so that their `receipt_sha256` and the digests of
-/// their signed contents are computed together (`ContentHasher.digests`, two SHA lanes). Owns every buffer it
-/// touches, sized once for the largest record, so a warm processor does not allocate per record (column arrays
-/// grow only until they reach a batch's size, and are reused across batches).
+/// Owns the buffers the steps write into, sized once for the largest record, so a warm processor allocates only
+/// what OpenSSL does (column arrays grow until they reach a batch's size, and are reused across batches).
 public final class RecordProcessor {
     let decoder: LineDecoder
     let evaluator: ReceiptEvaluator
@@ -19,7 +19,11 @@ public final class RecordProcessor {
     /// Lines holding JWS instead of a receipt (`JWSLine`) take this path.
     let jws: JWSRowAppender
     let hasher = ContentHasher()
-    let lanes: (Lane, Lane)
+    let parser = ReceiptParser()
+    /// Base64 output: the current record's receipt bytes.
+    let decoded: UnsafeMutableRawBufferPointer
+    /// The current record's id, when it had to be unescaped.
+    let idScratch: UnsafeMutableRawBufferPointer
 
     /// - Parameter cache: the run's shared chain cache; required when `config.verify` is true.
     public init(config: PipelineConfig, cache: ChainCache?) {
@@ -34,44 +38,13 @@ public final class RecordProcessor {
         jws = JWSRowAppender(
             evaluator: JWSEvaluator(verifier: config.verify ? cache.map { JWSVerifier(anchors: $0.anchors) } : nil),
             policies: config.policies, renderNDJSON: config.renderNDJSON)
-        lanes = (Lane(maxRecord: maxRecord), Lane(maxRecord: maxRecord))
+        decoded = .allocate(byteCount: Base64.maxDecodedCount(maxRecord), alignment: 16)
+        idScratch = .allocate(byteCount: max(maxRecord, 1), alignment: 16)
     }
 
     deinit {
-        lanes.0.deallocate()
-        lanes.1.deallocate()
-    }
-
-    /// One held record's buffers: base64 output, the unescaped record id, the hex `receipt_sha256`, and the parser
-    /// whose views describe the record until the lane's next record.
-    struct Lane {
-        let decoded: UnsafeMutableRawBufferPointer
-        let idScratch: UnsafeMutableRawBufferPointer
-        let hex: UnsafeMutableRawBufferPointer
-        let parser = ReceiptParser()
-
-        init(maxRecord: Int) {
-            decoded = .allocate(byteCount: Base64.maxDecodedCount(maxRecord), alignment: 16)
-            idScratch = .allocate(byteCount: max(maxRecord, 1), alignment: 16)
-            hex = .allocate(byteCount: 64, alignment: 16)
-        }
-
-        func deallocate() {
-            decoded.deallocate()
-            idScratch.deallocate()
-            hex.deallocate()
-        }
-    }
-
-    /// A record taken as far as its parsed receipt, or to the failure that stopped it before its receipt bytes.
-    struct Held {
-        var ctx: RowContext
-        let lane: Lane
-        let decoded: DecodedLine
-        /// Why parsing the receipt failed (the parser keeps what it decoded before the error).
-        var parseError: ReceiptError? = nil
-        /// The digest of the signed content, computed together with the other lane's.
-        var contentDigest: ContentDigest? = nil
+        decoded.deallocate()
+        idScratch.deallocate()
     }
 
     /// Turns every record of `batch` into rows of `out` (cleared first), in order, and counts them.
@@ -89,79 +62,42 @@ public final class RecordProcessor {
         var source = batch.sourceName
         source.withUTF8 { name in
             let src = UnsafeRawBufferPointer(name)
-            // Two records at a time: both decoded and parsed, their digests computed together, then each judged
-            // and appended in input order (a lone last record alone).
-            var i = batch.records.startIndex
-            while i < batch.records.endIndex {
-                var first = hold(batch, i, src, lanes.0)
-                if i + 1 < batch.records.endIndex {
-                    var second = hold(batch, i + 1, src, lanes.1)
-                    let (receipts, contents) = hasher.digests(digestInput(first), digestInput(second))
-                    keep(receipts.0, contents.0, &first)
-                    keep(receipts.1, contents.1, &second)
-                    finish(first, &out, &counts)
-                    finish(second, &out, &counts)
-                    i += 2
-                } else {
-                    let (receipts, contents) = hasher.digests(digestInput(first), nil)
-                    keep(receipts.0, contents.0, &first)
-                    finish(first, &out, &counts)
-                    i += 1
-                }
+            for i in batch.records.indices {
+                record(batch, i, source: src, &out, &counts)
             }
         }
         counts.transactions = out.transactions.rowCount
     }
 
-    /// Decodes record `i` into `lane` and parses its receipt (its rows are appended later, by `finish`).
-    private func hold(_ batch: RecordBatch, _ i: Int, _ src: UnsafeRawBufferPointer, _ lane: Lane) -> Held {
-        let span = batch.records[i]
-        var ctx = RowContext(source: src, line: span.line)
-        let decoded: DecodedLine
-        if span.tooLarge {
-            decoded = .failed(
-                .recordTooLarge, .text("the line is longer than the maximum record size (--max-record-size)", at: -1))
-        } else {
-            // The record id may point into the line after the closure: the line lies in the batch's storage,
-            // untouched until the next fill.
-            decoded = batch.withRecord(i) { line in
-                decoder.decode(line, batch.format, into: lane.decoded, idScratch: lane.idScratch, &ctx)
-            }
-        }
-        var held = Held(ctx: ctx, lane: lane, decoded: decoded)
-        if case .receipt(let der) = decoded { held.parseError = evaluator.parse(der, with: lane.parser) }
-        return held
-    }
-
-    /// What to hash for a record: its receipt bytes, and its signed content when it will be verified.
-    private func digestInput(_ h: Held) -> ReceiptDigestInput {
-        guard case .receipt(let der) = h.decoded else { return ReceiptDigestInput(receipt: nil) }
-        guard h.parseError == nil, let signed = evaluator.signedContent(der, parsedBy: h.lane.parser) else {
-            return ReceiptDigestInput(receipt: der)
-        }
-        return ReceiptDigestInput(receipt: der, content: signed.content, algorithm: signed.algorithm)
-    }
-
-    private func keep(_ receipt: SHA256Digest?, _ content: ContentDigest?, _ h: inout Held) {
-        if let receipt {
-            receipt.writeHex(into: h.lane.hex)
-            h.ctx.receiptSHA256 = UnsafeRawBufferPointer(h.lane.hex)
-        }
-        h.contentDigest = content
-    }
-
-    /// Judges the record and appends its rows.
-    private func finish(_ h: Held, _ out: inout ColumnBatch, _ counts: inout BatchCounts) {
-        switch h.decoded {
+    /// One record, through every step to its rows.
+    private func record(
+        _ batch: RecordBatch, _ i: Int, source: UnsafeRawBufferPointer, _ out: inout ColumnBatch,
+        _ counts: inout BatchCounts
+    ) {
+        var ctx = RowContext(source: source, line: batch.records[i].line)
+        switch read(batch, i, &ctx) {
         case .failed(let code, let detail):
-            appender.append(h.ctx, Verdict(rejected: code, detail), into: &out, &counts)
+            appender.append(ctx, Verdict(rejected: code, detail), into: &out, &counts)
         case .jws(let items):
-            jws.append(h.ctx, items, into: &out, &counts)
+            jws.append(ctx, items, into: &out, &counts)
         case .receipt(let der):
-            let verdict = evaluator.judge(
-                der, parsedBy: h.lane.parser, parseError: h.parseError, contentDigest: h.contentDigest,
-                device: h.ctx.device)
-            appender.append(h.ctx, verdict, der: der, parser: h.lane.parser, into: &out, &counts)
+            let digest = hasher.sha256(der)
+            ctx.receiptSHA256 = digest
+            let verdict = evaluator.evaluate(der, with: parser, receiptDigest: digest, device: ctx.device)
+            appender.append(ctx, verdict, der: der, parser: parser, into: &out, &counts)
+        }
+    }
+
+    /// Reads record `i` of `batch` and decodes it into `decoded` (its id into `ctx`).
+    private func read(_ batch: RecordBatch, _ i: Int, _ ctx: inout RowContext) -> DecodedLine {
+        guard !batch.records[i].tooLarge else {
+            return .failed(
+                .recordTooLarge, .text("the line is longer than the maximum record size (--max-record-size)", at: -1))
+        }
+        // The record id may point into the line after the closure: the line lies in the batch's storage,
+        // untouched until the next fill, and the record's rows are appended before the next record is read.
+        return batch.withRecord(i) { line in
+            decoder.decode(line, batch.format, into: decoded, idScratch: idScratch, &ctx)
         }
     }
 }

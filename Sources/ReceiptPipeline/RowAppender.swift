@@ -1,6 +1,7 @@
 import ReceiptDER
 import ReceiptModel
 import ReceiptSink
+import ReceiptVerify
 
 /// Appends one record's rows from its verdict: exactly one `receipts` row, the `transactions` rows of a valid
 /// receipt and its purchase occurrences for the history (`HistoryFeed`), and with `--format ndjson` its
@@ -87,7 +88,11 @@ struct RowAppender {
             default: w.null(string: C.digestAlgorithm)
             }
             w.string(C.signerSHA256, v.signer)
-            w.string(C.receiptSHA256, ctx.receiptSHA256)
+            if let digest = ctx.receiptSHA256 {
+                digest.withHex { w.string(C.receiptSHA256, $0) }
+            } else {
+                w.null(string: C.receiptSHA256)
+            }
             w.bool(C.deviceHashMatches, v.deviceHashMatches)
             w.string(C.recordKind, "receipt" as StaticString)
             w.int32(C.jwsIndex, nil)

@@ -10,9 +10,8 @@ enum ChainBuilder {
     static let intermediateOID = "1.2.840.113635.100.6.2.1"
 
     static func build(
-        id: UInt64, keyHash: UInt64, cached: Bool, der: UnsafeRawBufferPointer, certificates: [Range<Int>],
-        issuer: Range<Int>,
-        serial: Range<Int>, anchors: TrustAnchors
+        id: UInt64, key chainKey: SHA256Digest, der: UnsafeRawBufferPointer, certificates: [Range<Int>],
+        issuer: Range<Int>, serial: Range<Int>, anchors: TrustAnchors
     ) -> ChainEntry {
         var bytes: [UInt8] = []
         var ends: [Int] = []
@@ -26,7 +25,7 @@ enum ChainBuilder {
             signer: Int?, sha: String?, key: OpaquePointer?, _ verdict: ChainVerdict, _ windows: [CertificateWindow]
         ) -> ChainEntry {
             ChainEntry(
-                id: id, keyHash: keyHash, cached: cached, certificateBytes: bytes, certificateEnds: ends,
+                id: id, key: chainKey, certificateBytes: bytes, certificateEnds: ends,
                 sidIssuer: sidIssuer,
                 sidSerial: sidSerial, signerIndex: signer, signerSHA256: sha, publicKey: key, verdict: verdict,
                 windows: windows)
@@ -48,6 +47,15 @@ enum ChainBuilder {
             key = nil
         }
         ERR_clear_error()
+        // Keys no Apple certificate has are refused before any signature by or over them is checked.
+        let others = certificates.indices.filter { $0 != signer }.compactMap { i in
+            OpenSSL.certificate(der: UnsafeRawBufferPointer(rebasing: der[certificates[i]]))
+        }
+        defer { others.forEach { X509_free($0) } }
+        if let why = KeyShape.refusal(certificates: [leaf] + others) {
+            if let k = key { EVP_PKEY_free(k) }
+            return entry(signer: signer, sha: sha, key: nil, .refusedKey(why), window(leaf).map { [$0] } ?? [])
+        }
 
         // Xcode receipts: the signer is the self-signed StoreKit certificate. Trusted only because the user
         // configured it; Apple's OIDs do not apply to it.
@@ -58,10 +66,6 @@ enum ChainBuilder {
             return entry(signer: signer, sha: sha, key: key, .trusted, [w])
         }
 
-        let others = certificates.indices.filter { $0 != signer }.compactMap { i in
-            OpenSSL.certificate(der: UnsafeRawBufferPointer(rebasing: der[certificates[i]]))
-        }
-        defer { others.forEach { X509_free($0) } }
         let (verdict, windows) = verifyChain(leaf: leaf, intermediates: others, anchors: anchors)
         let leafWindow = window(leaf).map { [$0] } ?? []
         return entry(signer: signer, sha: sha, key: key, verdict, windows.isEmpty ? leafWindow : windows)

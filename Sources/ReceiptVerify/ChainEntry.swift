@@ -14,11 +14,14 @@ enum ChainVerdict: Sendable {
     case untrusted(String)
     /// A certificate lacks Apple's extension OID or CA rights (`certificate_policy`).
     case policy(String)
+    /// A certificate's key is of a kind no Apple certificate has (`unsupported_algorithm`), refused before any
+    /// signature over or by it is checked (`KeyShape`).
+    case refusedKey(String)
 
     var sentence: String {
         switch self {
         case .trusted: return "the chain is trusted"
-        case .untrusted(let s), .policy(let s): return s
+        case .untrusted(let s), .policy(let s), .refusedKey(let s): return s
         }
     }
 }
@@ -35,10 +38,8 @@ struct CertificateWindow: Sendable {
 final class ChainEntry: @unchecked Sendable {
     /// Unique per entry for the life of the process (per-thread key contexts are keyed by it).
     let id: UInt64
-    let keyHash: UInt64
-    /// True when the entry is held by the cache's table for the life of the cache; false for a verdict that did
-    /// not fit and lives only as long as the receipts that use it.
-    let cached: Bool
+    /// The cache key (`ChainKey`) of these certificates and signer identifier.
+    let key: SHA256Digest
 
     // The key: the embedded certificates' bytes and the SignerInfo's issuer and serial, compared exactly.
     let certificateBytes: [UInt8]
@@ -60,14 +61,13 @@ final class ChainEntry: @unchecked Sendable {
     let validUntil: Int64
 
     init(
-        id: UInt64, keyHash: UInt64, cached: Bool, certificateBytes: [UInt8], certificateEnds: [Int],
+        id: UInt64, key: SHA256Digest, certificateBytes: [UInt8], certificateEnds: [Int],
         sidIssuer: [UInt8],
         sidSerial: [UInt8], signerIndex: Int?, signerSHA256: String?, publicKey: OpaquePointer?,
         verdict: ChainVerdict, windows: [CertificateWindow]
     ) {
         self.id = id
-        self.keyHash = keyHash
-        self.cached = cached
+        self.key = key
         self.certificateBytes = certificateBytes
         self.certificateEnds = certificateEnds
         self.sidIssuer = sidIssuer
@@ -115,38 +115,18 @@ final class ChainEntry: @unchecked Sendable {
     }
 }
 
-/// The cache key hash: a few sampled words of each certificate and of the signer identifier. Cheap to compute
-/// per receipt; collisions are harmless because `ChainEntry.matches` compares every byte.
+/// The chain cache's key: the SHA-256 (by OpenSSL) of every embedded certificate and of the signer identifier,
+/// each framed by its length. Covers every byte, so two chains share a key only if their bytes are the same.
 enum ChainKey {
-    static func hash(
-        _ der: UnsafeRawBufferPointer, certificates: [Range<Int>], issuer: Range<Int>, serial: Range<Int>
-    ) -> UInt64 {
-        var h: UInt64 = 0x243F_6A88_85A3_08D3 ^ UInt64(truncatingIfNeeded: certificates.count)
-        for r in certificates { h = sample(der, r, h) }
-        h = sample(der, issuer, h)
-        h = sample(der, serial, h)
-        return h
-    }
-
-    /// Mixes the length and the last 16 bytes of `r` (a certificate ends with its signature, which is as good
-    /// as random; a Name ends with its most specific attribute).
-    @inline(__always)
-    private static func sample(_ der: UnsafeRawBufferPointer, _ r: Range<Int>, _ h: UInt64) -> UInt64 {
-        var h = mix(h, UInt64(truncatingIfNeeded: r.count))
-        if r.count >= 16 {
-            // r lies inside der (checked by the caller) and has at least 16 bytes, so both loads are in range.
-            h = mix(h, der.loadUnaligned(fromByteOffset: r.upperBound - 8, as: UInt64.self))
-            h = mix(h, der.loadUnaligned(fromByteOffset: r.upperBound - 16, as: UInt64.self))
-        } else {
-            for i in r { h = mix(h, UInt64(der[i])) }
+    /// The caller checked that every range lies inside `der`.
+    static func digest(
+        _ der: UnsafeRawBufferPointer, certificates: [Range<Int>], issuer: Range<Int>, serial: Range<Int>,
+        hasher: ContentHasher
+    ) -> SHA256Digest {
+        hasher.sha256 { feed in
+            for r in certificates { feed(UnsafeRawBufferPointer(rebasing: der[r])) }
+            feed(UnsafeRawBufferPointer(rebasing: der[issuer]))
+            feed(UnsafeRawBufferPointer(rebasing: der[serial]))
         }
-        return h
-    }
-
-    @inline(__always)
-    private static func mix(_ h: UInt64, _ v: UInt64) -> UInt64 {
-        var x = (h ^ v) &* 0x9E37_79B9_7F4A_7C15
-        x ^= x >> 29
-        return x
     }
 }

@@ -1,52 +1,30 @@
 import COpenSSL
-import CSIMD
+import ReceiptDER
 
-/// SHA-256 of whole buffers (the `receipt_sha256` column), for one thread.
+/// The one place that computes message digests (SHA-1 and SHA-256): OpenSSL's EVP interface, one digest per
+/// message, on an `EVP_MD_CTX` kept for the life of the hasher.
 ///
-/// Hashes on the stack through OpenSSL's low-level SHA-256 (see `DigestEngine`), so nothing is allocated per
-/// receipt. Two buffers at once go through CSIMD's two-lane SHA-256 when the CPU has the SHA extensions: one
-/// message is bound by the latency of the round instruction, two interleaved take little more time than one
-/// (scripts/sha-x2-bench.c sha256). Stateless; one per worker thread is still the intended use.
+/// Not thread-safe: one per worker thread (each `ReceiptVerifier`, `ReceiptEvaluator` and `RecordProcessor` owns
+/// one). OpenSSL 3.0 re-creates the provider's digest state on every `EVP_DigestInit_ex2`, one small heap
+/// allocation per digest; the context itself is allocated once.
 public final class ContentHasher {
-    /// Whether `sha256Pair` hashes both buffers at once; otherwise one after the other through OpenSSL.
-    let twoLane: Bool
+    /// Owned; freed in deinit.
+    let ctx: OpaquePointer
 
     public init() {
-        twoLane = rf_sha256_x2_available() != 0
+        guard let ctx = EVP_MD_CTX_new() else { fatalError("OpenSSL could not allocate a digest context") }
+        self.ctx = ctx
     }
 
-    /// `twoLane: false` keeps pairs on OpenSSL even where the SHA extensions exist (what a CPU without them does).
-    init(twoLane: Bool) {
-        self.twoLane = twoLane && rf_sha256_x2_available() != 0
-    }
+    deinit { EVP_MD_CTX_free(ctx) }
 
     /// The SHA-256 of `bytes`.
     public func sha256(_ bytes: UnsafeRawBufferPointer) -> SHA256Digest {
         var digest = SHA256Digest()
-        _ = digest.withUnsafeMutableBytes { out in
-            DigestEngine.digest(Digests.sha256, parts: bytes, nil, into: out)
-        }
+        // SHA-256 is always available (`Digests`); a failure here is OpenSSL running out of memory.
+        let done = digest.withUnsafeMutableBytes { out in self.digest(Digests.sha256, bytes, into: out) }
+        precondition(done, "OpenSSL could not compute a SHA-256")
         return digest
-    }
-
-    /// The SHA-256 of `a` and of `b`, computed together when the CPU allows.
-    public func sha256Pair(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> (SHA256Digest, SHA256Digest) {
-        guard twoLane else { return (sha256(a), sha256(b)) }
-        var da = SHA256Digest()
-        var db = SHA256Digest()
-        let done = da.withUnsafeMutableBytes { oa in
-            db.withUnsafeMutableBytes { ob in
-                // Each output is a 32-byte digest; the inputs are live buffers of the given lengths (nil when empty).
-                rf_sha256_x2(
-                    a.baseAddress?.assumingMemoryBound(to: UInt8.self), a.count,
-                    oa.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                    b.baseAddress?.assumingMemoryBound(to: UInt8.self), b.count,
-                    ob.baseAddress!.assumingMemoryBound(to: UInt8.self))
-            }
-        }
-        // 0 only without the SHA extensions, which `twoLane` already ruled out.
-        precondition(done == 1, "two-lane SHA-256 refused on a CPU that reported the SHA extensions")
-        return (da, db)
     }
 
     /// The SHA-256 of `bytes` as 64 lowercase hex characters written into `out` (at least 64 bytes).
@@ -54,39 +32,65 @@ public final class ContentHasher {
         sha256(bytes).writeHex(into: out)
     }
 
-    /// `sha256Hex` of two buffers, computed together when the CPU allows.
-    public func sha256HexPair(
-        _ a: UnsafeRawBufferPointer, into outA: UnsafeMutableRawBufferPointer, _ b: UnsafeRawBufferPointer,
-        into outB: UnsafeMutableRawBufferPointer
-    ) {
-        let (da, db) = sha256Pair(a, b)
-        da.writeHex(into: outA)
-        db.writeHex(into: outB)
+    /// The digest with `md` of one message given in up to three consecutive parts, into `out` (room for
+    /// `md.size` bytes); false when OpenSSL fails.
+    func digest(
+        _ md: DigestHandle, _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer? = nil,
+        _ third: UnsafeRawBufferPointer? = nil, into out: UnsafeMutableRawBufferPointer
+    ) -> Bool {
+        precondition(out.count >= md.size, "a digest needs room for its size")
+        defer { ERR_clear_error() }
+        guard EVP_DigestInit_ex2(ctx, md.md, nil) == 1 else { return false }
+        func update(_ part: UnsafeRawBufferPointer?) -> Bool {
+            guard let part, part.count > 0 else { return true }
+            return EVP_DigestUpdate(ctx, part.baseAddress, part.count) == 1
+        }
+        guard update(first), update(second), update(third) else { return false }
+        var length: UInt32 = 0
+        // `out` holds at least md.size bytes, the most this digest writes.
+        return EVP_DigestFinal_ex(ctx, out.baseAddress?.assumingMemoryBound(to: UInt8.self), &length) == 1
+            && Int(length) == md.size
+    }
+
+    /// The SHA-1 or SHA-256 of `bytes` (the SignerInfo's `algorithm`) in the first 20 or 32 bytes of the result;
+    /// nil for any other algorithm, or when OpenSSL fails.
+    public func digest(_ algorithm: DigestAlgorithm, _ bytes: UnsafeRawBufferPointer) -> SHA256Digest? {
+        guard let md = Digests.handle(algorithm) else { return nil }
+        var value = SHA256Digest()
+        let done = value.withUnsafeMutableBytes { out in digest(md, bytes, into: out) }
+        return done ? value : nil
     }
 }
 
-/// The one place that computes a message digest: SHA-1 or SHA-256 of up to two parts.
-///
-/// Uses OpenSSL's low-level `SHA256_*` / `SHA1_*` functions (through the COpenSSL shim) on a stack context:
-/// the same assembly as the EVP path, but OpenSSL 3.0's `EVP_DigestInit_ex2` re-creates the provider context on
-/// every init, a heap allocation per receipt per digest (`receiptflow-bench` counts allocations).
-enum DigestEngine {
-    /// Digests `first` then `second` (when given) into `out`, which has room for `digest.size` bytes.
-    /// Returns false for a digest other than SHA-1 and SHA-256 (there is none: `Digests` holds only those).
-    @discardableResult
-    static func digest(
-        _ digest: DigestHandle, parts first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer?,
-        into out: UnsafeMutableRawBufferPointer
-    ) -> Bool {
-        precondition(out.count >= digest.size)
-        let b = second ?? UnsafeRawBufferPointer(start: nil, count: 0)
-        // Both lengths are those of live buffers; `out` was checked to hold digest.size bytes.
-        let o = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
-        switch digest.size {
-        case 32: rf_sha256_parts(first.baseAddress, first.count, b.baseAddress, b.count, o)
-        case 20: rf_sha1_parts(first.baseAddress, first.count, b.baseAddress, b.count, o)
-        default: return false
+extension Digests {
+    /// The handle for a SignerInfo's digest algorithm; nil for one other than SHA-1 and SHA-256.
+    static func handle(_ algorithm: DigestAlgorithm) -> DigestHandle? {
+        switch algorithm {
+        case .sha1: return sha1
+        case .sha256: return sha256
+        case .unsupported: return nil
         }
-        return true
+    }
+}
+
+extension ContentHasher {
+    /// The SHA-256 of a sequence of byte strings, each preceded by its length as 8 bytes (so two different
+    /// sequences never make the same message). `feed` passes each string, in order, to the function it is given.
+    func sha256(framing feed: ((UnsafeRawBufferPointer) -> Void) -> Void) -> SHA256Digest {
+        var ok = EVP_DigestInit_ex2(ctx, Digests.sha256.md, nil) == 1
+        feed { part in
+            var length = UInt64(part.count).littleEndian
+            ok = ok && withUnsafeBytes(of: &length) { EVP_DigestUpdate(ctx, $0.baseAddress, 8) == 1 }
+            if part.count > 0 { ok = ok && EVP_DigestUpdate(ctx, part.baseAddress, part.count) == 1 }
+        }
+        var digest = SHA256Digest()
+        var length: UInt32 = 0
+        digest.withUnsafeMutableBytes { out in
+            ok = ok && EVP_DigestFinal_ex(ctx, out.baseAddress?.assumingMemoryBound(to: UInt8.self), &length) == 1
+        }
+        ERR_clear_error()
+        // SHA-256 is always available (`Digests`); a failure here is OpenSSL running out of memory.
+        precondition(ok && length == 32, "OpenSSL could not compute a SHA-256")
+        return digest
     }
 }

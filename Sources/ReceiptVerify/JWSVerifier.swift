@@ -63,6 +63,10 @@ public final class JWSVerifier: @unchecked Sendable {
             check.code = .certificatePolicy
             check.detail = why
             return check
+        case .refusedKey(let why):
+            check.code = .unsupportedAlgorithm
+            check.detail = why
+            return check
         case .trusted:
             break
         }
@@ -185,6 +189,10 @@ final class JWSChainEntry: @unchecked Sendable {
             return JWSChainEntry(
                 verdict: .untrusted("x5c[2] is not a configured trust anchor"), windows: [], key: nil,
                 leafSHA256: leafSHA)
+        }
+        // Keys no Apple certificate has are refused before the chain's signatures are checked.
+        if let why = KeyShape.refusal(certificates: [leaf, intermediate]) {
+            return JWSChainEntry(verdict: .refusedKey(why), windows: [], key: nil, leafSHA256: leafSHA)
         }
         var key = X509_get_pubkey(leaf)
         if let k = key, !isP256(k) {

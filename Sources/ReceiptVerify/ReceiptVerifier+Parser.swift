@@ -7,7 +7,7 @@ extension ReceiptVerifier {
     ///
     /// A receipt without a creation date (attribute 12) gives no time to judge certificate validity at under
     /// `.receiptCreationDate`, so it is rejected as `malformed_attribute` (21002) rather than judged at some other
-    /// time. Everything else is as `verify(der:container:content:at:creationDate:contentDigest:)`.
+    /// time. Everything else is as `verify(der:container:content:at:creationDate:receiptDigest:)`.
     public func verify(
         _ der: UnsafeRawBufferPointer, parsedBy parser: ReceiptParser, at time: ValidationTime = .receiptCreationDate
     ) -> VerifyOutcome {

@@ -9,19 +9,28 @@ import ReceiptModel
 #endif
 
 /// Verifies receipts the way `openssl cms -verify` would, but by hand (openssl-notes.md B.2): the parser's ranges,
-/// a prefetched digest, the signer's key and chain verdict from the shared `ChainCache`, and one RSA PKCS #1 v1.5
-/// verification by OpenSSL (`PKCS1Verifier`). Certificates are decoded only on a cache miss.
+/// the signer's key and chain verdict from the shared `ChainCache`, the digests by OpenSSL (`ContentHasher`), and
+/// one RSA PKCS #1 v1.5 verification by OpenSSL (`PKCS1Verifier`). Certificates are decoded only on a cache miss.
 ///
-/// One per worker thread: it owns OpenSSL verification contexts, which must not be shared.
+/// A receipt whose bytes were verified before in this run (the caller passes their SHA-256) reuses that
+/// signature verdict (`ReceiptVerdicts`); the validity of its chain at its own date is still judged per receipt.
+///
+/// One per worker thread: it owns OpenSSL contexts, which must not be shared.
 /// The validation time is always passed in; the verifier never reads the clock.
 public final class ReceiptVerifier {
     /// The shared cache (and through it, the trust anchors).
     public let cache: ChainCache
 
     private let pkcs1 = PKCS1Verifier()
+    private let hasher = ContentHasher()
+    /// This worker's most recently used chains, newest first, compared byte for byte before the shared cache is
+    /// asked (which would hash the certificates).
+    private var recent: [ChainEntry] = []
+    private static let recentCount = 4
 
     public init(cache: ChainCache) {
         self.cache = cache
+        recent.reserveCapacity(Self.recentCount)
     }
 
     /// Checks the signature, the chain and the validity of every chain certificate at `time`.
@@ -34,89 +43,110 @@ public final class ReceiptVerifier {
     ///   - creationDate: the receipt creation date (attribute 12), epoch milliseconds, when the receipt has one.
     ///     With `time == .receiptCreationDate` and no creation date, everything but the validity dates is checked
     ///     and, when that passes, the receipt is rejected as `malformed_attribute` (nothing to judge the dates at).
-    ///   - contentDigest: the digest of `content`, when the caller computed it already (two receipts at a time,
-    ///     `ContentHasher.digests`); used only if it is of this very buffer with the SignerInfo's algorithm.
+    ///   - receiptDigest: the SHA-256 of `der`, when the caller computed it: the signature verdict is then
+    ///     remembered, or reused when these bytes were verified before.
     public func verify(
         der: UnsafeRawBufferPointer, container: SignedDataView, content: UnsafeRawBufferPointer,
-        at time: ValidationTime,
-        creationDate: Int64?, contentDigest: ContentDigest? = nil
+        at time: ValidationTime, creationDate: Int64?, receiptDigest: SHA256Digest? = nil
     ) -> VerifyOutcome {
-        check(der, container, content, time.resolve(creationDate: creationDate), contentDigest)
+        check(der, container, content, time.resolve(creationDate: creationDate), receiptDigest)
     }
 
-    /// `verify(der:container:content:at:creationDate:contentDigest:)` at the fixed instant `validationTime`
+    /// `verify(der:container:content:at:creationDate:receiptDigest:)` at the fixed instant `validationTime`
     /// (epoch milliseconds).
     public func verify(
         der: UnsafeRawBufferPointer, container: SignedDataView, content: UnsafeRawBufferPointer, validationTime: Int64,
-        contentDigest: ContentDigest? = nil
+        receiptDigest: SHA256Digest? = nil
     ) -> VerifyOutcome {
-        check(der, container, content, validationTime, contentDigest)
+        check(der, container, content, validationTime, receiptDigest)
     }
 
     /// The checks, with `validationTime` nil when there is no time to judge the validity dates at.
     private func check(
         _ der: UnsafeRawBufferPointer, _ container: SignedDataView, _ content: UnsafeRawBufferPointer,
-        _ validationTime: Int64?, _ contentDigest: ContentDigest?
+        _ validationTime: Int64?, _ receiptDigest: SHA256Digest?
     ) -> VerifyOutcome {
         let alg = container.digestAlgorithm
-        func outcome(_ code: ErrorCode?, _ reason: VerifyOutcome.Reason, _ entry: ChainEntry?) -> VerifyOutcome {
+        guard Self.rangesInside(der, container) else {
+            return VerifyOutcome(.malformedDER, .malformedRanges, entry: nil, digest: alg, time: validationTime)
+        }
+        // The same bytes seen before: their signature verdict stands, if their chain is still held.
+        if let receiptDigest, let seen = cache.signatures.verdict(for: receiptDigest),
+            let entry = chain(key: seen.chain)
+        {
+            return judge(seen.failure, entry, alg, validationTime)
+        }
+        let entry = chain(der, container)
+        let failure = signatureFailure(der, container, content, entry)
+        if let receiptDigest {
+            cache.signatures.store(.init(chain: entry.key, failure: failure), for: receiptDigest)
+        }
+        return judge(failure, entry, alg, validationTime)
+    }
+
+    /// The outcome from the signature verdict, then every chain certificate's validity at the validation time.
+    private func judge(
+        _ failure: (code: ErrorCode, reason: VerifyOutcome.Reason)?, _ entry: ChainEntry, _ alg: DigestAlgorithm,
+        _ validationTime: Int64?
+    ) -> VerifyOutcome {
+        func outcome(_ code: ErrorCode?, _ reason: VerifyOutcome.Reason) -> VerifyOutcome {
             VerifyOutcome(code, reason, entry: entry, digest: alg, time: validationTime)
         }
-        guard Self.rangesInside(der, container) else { return outcome(.malformedDER, .malformedRanges, nil) }
+        if let failure { return outcome(failure.code, failure.reason) }
+        guard let validationTime else { return outcome(.malformedAttribute, .missingCreationDate) }
+        if validationTime > entry.validUntil { return outcome(.certificateExpired, .expired) }
+        if validationTime < entry.validFrom { return outcome(.certificateNotYetValid, .notYetValid) }
+        return outcome(nil, .none)
+    }
 
-        // Find the signer (by the exact bytes of the certificates and the signer identifier).
-        let entry = cache.entry(der, container: container)
-        guard entry.signerIndex != nil else { return outcome(.signerNotFound, .signerNotFound, entry) }
-
+    /// Why the receipt's signature (or the chain it names) is not accepted, or nil when it is: everything that
+    /// the receipt's bytes alone decide. Cheap refusals come first, a chain known to fail before the signature.
+    private func signatureFailure(
+        _ der: UnsafeRawBufferPointer, _ container: SignedDataView, _ content: UnsafeRawBufferPointer,
+        _ entry: ChainEntry
+    ) -> (code: ErrorCode, reason: VerifyOutcome.Reason)? {
+        guard entry.signerIndex != nil else { return (.signerNotFound, .signerNotFound) }
         // Algorithms: SHA-1 or SHA-256, with RSA under either spelling of the signature algorithm.
-        let md: DigestHandle
-        switch alg {
-        case .sha1: md = Digests.sha1
-        case .sha256: md = Digests.sha256
-        case .unsupported: return outcome(.unsupportedAlgorithm, .unsupportedDigest, entry)
-        }
+        let alg = container.digestAlgorithm
+        guard let md = Digests.handle(alg) else { return (.unsupportedAlgorithm, .unsupportedDigest) }
         switch container.signatureAlgorithm {
         case .rsaEncryption: break
         case .sha1WithRSA where alg == .sha1: break
         case .sha256WithRSA where alg == .sha256: break
-        default: return outcome(.unsupportedAlgorithm, .unsupportedSignatureAlgorithm, entry)
+        default: return (.unsupportedAlgorithm, .unsupportedSignatureAlgorithm)
         }
         // A SignerInfo digest absent from the SignedData's list is an inconsistent signature declaration.
-        if container.digestAlgorithmMismatch { return outcome(.badSignature, .digestAlgorithmMismatch, entry) }
-        guard let key = entry.publicKey else {
-            if case .untrusted = entry.verdict { return outcome(.untrustedChain, .chain, entry) }
-            return outcome(.unsupportedAlgorithm, .unsupportedKey, entry)
+        if container.digestAlgorithmMismatch { return (.badSignature, .digestAlgorithmMismatch) }
+        // A chain already known to fail (or to hold a refused key) is rejected before its signature is checked.
+        switch entry.verdict {
+        case .trusted: break
+        case .untrusted: return (.untrustedChain, .chain)
+        case .policy: return (.certificatePolicy, .chain)
+        case .refusedKey: return (.unsupportedAlgorithm, .chain)
         }
+        guard let key = entry.publicKey else { return (.unsupportedAlgorithm, .unsupportedKey) }
 
         // The signed digest: of the content, or of the signed attributes when present.
         var digest = SHA256Digest()
-        if let pre = contentDigest, pre.matches(content, alg) {
-            digest = pre.value
-        } else {
-            let hashed = digest.withUnsafeMutableBytes { out in
-                DigestEngine.digest(md, parts: content, nil, into: out)
-            }
-            guard hashed else { return outcome(.badSignature, .signatureMismatch, entry) }
+        guard digest.withUnsafeMutableBytes({ out in hasher.digest(md, content, into: out) }) else {
+            return (.badSignature, .signatureMismatch)
         }
         if let attrs = container.signedAttributes {
-            guard let mdRange = container.messageDigest else {
-                return outcome(.badSignature, .missingMessageDigest, entry)
-            }
+            guard let mdRange = container.messageDigest else { return (.badSignature, .missingMessageDigest) }
             let same = digest.withUnsafeBytes { d in
-                // mdRange lies inside der (rangesInside); d holds at least md.size bytes.
+                // mdRange lies inside der (rangesInside); d holds 32 >= md.size bytes.
                 mdRange.count == md.size && memcmp(der.baseAddress! + mdRange.lowerBound, d.baseAddress!, md.size) == 0
             }
-            guard same else { return outcome(.badSignature, .messageDigestMismatch, entry) }
-            guard attrs.count >= 2 else { return outcome(.badSignature, .signatureMismatch, entry) }
+            guard same else { return (.badSignature, .messageDigestMismatch) }
+            guard attrs.count >= 2 else { return (.badSignature, .signatureMismatch) }
             // The signature covers the DER SET OF attributes: the same bytes with the [0] IMPLICIT tag (0xA0)
-            // replaced by SET (0x31). Feeding the new tag byte and then the rest is the same as hashing a
-            // re-tagged copy, without the copy.
+            // replaced by SET (0x31). Digesting the new tag byte and then the rest is digesting a re-tagged copy.
             var setTag: UInt8 = 0x31
             let rest = UnsafeRawBufferPointer(rebasing: der[(attrs.lowerBound + 1)..<attrs.upperBound])
             let ok = Swift.withUnsafeBytes(of: &setTag) { tag in
-                digest.withUnsafeMutableBytes { out in DigestEngine.digest(md, parts: tag, rest, into: out) }
+                digest.withUnsafeMutableBytes { out in hasher.digest(md, tag, rest, into: out) }
             }
-            guard ok else { return outcome(.badSignature, .signatureMismatch, entry) }
+            guard ok else { return (.badSignature, .signatureMismatch) }
         }
 
         // RSA PKCS #1 v1.5: the DigestInfo inside the signature must name `md` and hold `digest`.
@@ -126,18 +156,37 @@ public final class ReceiptVerifier {
             pkcs1.verify(
                 key, signature: signature, digest: UnsafeRawBufferPointer(rebasing: d[0..<md.size]), algorithm: alg)
         }
-        guard verified else { return outcome(.badSignature, .signatureMismatch, entry) }
+        return verified ? nil : (.badSignature, .signatureMismatch)
+    }
 
-        // The chain (cached verdict), then every certificate's validity at the creation date (per receipt).
-        switch entry.verdict {
-        case .trusted: break
-        case .untrusted: return outcome(.untrustedChain, .chain, entry)
-        case .policy: return outcome(.certificatePolicy, .chain, entry)
+    /// The chain entry for `der`'s certificates and signer identifier: one of this worker's recent chains when
+    /// the bytes are the same, else the shared cache's.
+    private func chain(_ der: UnsafeRawBufferPointer, _ c: SignedDataView) -> ChainEntry {
+        for e in recent
+        where e.matches(der, certificates: c.certificates, issuer: c.signerIssuer, serial: c.signerSerial) {
+            cache.noteHit()
+            return e
         }
-        guard let validationTime else { return outcome(.malformedAttribute, .missingCreationDate, entry) }
-        if validationTime > entry.validUntil { return outcome(.certificateExpired, .expired, entry) }
-        if validationTime < entry.validFrom { return outcome(.certificateNotYetValid, .notYetValid, entry) }
-        return outcome(nil, .none, entry)
+        let e = cache.entry(der, container: c, hasher: hasher)
+        remember(e)
+        return e
+    }
+
+    /// The chain entry stored under `key`, if still held.
+    private func chain(key: SHA256Digest) -> ChainEntry? {
+        if let e = recent.first(where: { $0.key == key }) {
+            cache.noteHit()
+            return e
+        }
+        guard let e = cache.entry(key: key) else { return nil }
+        cache.noteHit()
+        remember(e)
+        return e
+    }
+
+    private func remember(_ e: ChainEntry) {
+        if recent.count == Self.recentCount { recent.removeLast() }
+        recent.insert(e, at: 0)
     }
 
     /// Every range the verifier reads must lie inside `der`; the parser guarantees it, but a bad range would read

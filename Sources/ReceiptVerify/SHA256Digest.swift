@@ -34,6 +34,15 @@ public struct SHA256Digest: Sendable, Hashable {
         }
     }
 
+    /// Calls `body` with the 64 lowercase hex characters, rendered on the stack.
+    public func withHex<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        var text: (SHA256Digest, SHA256Digest) = (.init(), .init())
+        return try Swift.withUnsafeMutableBytes(of: &text) { out in
+            writeHex(into: out)
+            return try body(UnsafeRawBufferPointer(out))
+        }
+    }
+
     /// The lowercase hex rendering (allocates a String; for tests, messages and the miss path).
     public var hex: String {
         withUnsafeBytes { Hex.string($0) }

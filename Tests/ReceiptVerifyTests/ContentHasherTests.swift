@@ -39,103 +39,42 @@ struct ContentHasherTests {
         #expect(a != b)
     }
 
-    // MARK: - Two buffers at once
-
-    @Test func usesTwoLanesExactlyWhenLinuxReportsTheSHAExtensions() throws {
-        // The kernel's own CPUID reading, cross-checked against the kernel's view of the CPU.
-        let cpuinfo = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
-        let flags = cpuinfo.split(separator: "\n").first { $0.hasPrefix("flags") }.map { $0.split(separator: " ") }
-        let hasSHA = flags?.contains("sha_ni") ?? false
-        let hasSSE41 = flags?.contains("sse4_1") ?? false
-        #expect(ContentHasher().twoLane == (hasSHA && hasSSE41))
-        #expect(ContentHasher(twoLane: false).twoLane == false)
+    @Test func computesSHA1AndSHA256OfTheSignerInfosAlgorithm() {
+        // FIPS 180-2, appendices A.1 and B.1: SHA-1("abc") and SHA-256("abc").
+        let hasher = ContentHasher()
+        let sha1 = Array("abc".utf8).withUnsafeBytes { hasher.digest(.sha1, $0) }
+        let sha256 = Array("abc".utf8).withUnsafeBytes { hasher.digest(.sha256, $0) }
+        #expect(
+            sha1?.withUnsafeBytes { Hex.string(UnsafeRawBufferPointer(rebasing: $0[0..<20])) }
+                == "a9993e364706816aba3e25717850c26c9cd0d89d")
+        #expect(sha256?.hex == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(Array("abc".utf8).withUnsafeBytes { hasher.digest(.unsupported, $0) } == nil)
     }
 
-    @Test func hashesTheFIPSExamplesTwoAtATime() {
-        // FIPS 180-2, appendix B: "abc" (one block), the 448-bit message (two blocks: the padding spills over),
-        // and a million "a"s.
-        let abc = Array("abc".utf8)
-        let two = Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)
-        let million = [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)
-        let want = [
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
-            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
-            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0",
-        ]
-        let messages = [abc, two, million]
-        for hasher in [ContentHasher(), ContentHasher(twoLane: false)] {
-            for i in messages.indices {
-                for j in messages.indices {
-                    let (a, b) = messages[i].withUnsafeBytes { x in
-                        messages[j].withUnsafeBytes { y in hasher.sha256Pair(x, y) }
-                    }
-                    #expect(a.hex == want[i] && b.hex == want[j], "messages \(i), \(j)")
+    @Test func aMessageInPartsHasTheDigestOfItsConcatenation() {
+        let hasher = ContentHasher()
+        let whole = Array("abcdef".utf8).withUnsafeBytes { hasher.sha256($0) }
+        var parts = SHA256Digest()
+        let done = Array("ab".utf8).withUnsafeBytes { a in
+            Array("cd".utf8).withUnsafeBytes { b in
+                Array("ef".utf8).withUnsafeBytes { c in
+                    parts.withUnsafeMutableBytes { hasher.digest(Digests.sha256, a, b, c, into: $0) }
                 }
             }
         }
+        #expect(done)
+        #expect(parts == whole)
     }
 
-    @Test func pairsEqualOpenSSLForEveryLengthUpTo300InBothLaneOrders() {
+    @Test func framedDigestsTellApartTheSameBytesSplitDifferently() {
         let hasher = ContentHasher()
-        forEveryLanePair(seed: 0x5eed_2a11) { a, b, na, nb in
-            let ab = hasher.sha256Pair(a, b)
-            let ba = hasher.sha256Pair(b, a)
-            let ea = hasher.sha256(a)
-            let eb = hasher.sha256(b)
-            #expect(ab.0 == ea && ab.1 == eb, "lengths \(na), \(nb)")
-            #expect(ba.0 == eb && ba.1 == ea, "lengths \(nb), \(na)")
-        }
-    }
-
-    @Test func pairsEqualOpenSSLOnRandomLargeBuffers() {
-        var rng = SplitMix(seed: 0xb16_b0ff)
-        let hasher = ContentHasher()
-        for _ in 0..<40 {
-            let na = rng.int(200_000)
-            let nb = rng.chance(0.25) ? na : rng.int(200_000)
-            let a = rng.bytes(na)
-            let b = rng.bytes(nb)
-            let (da, db) = a.withUnsafeBytes { x in b.withUnsafeBytes { y in hasher.sha256Pair(x, y) } }
-            let (ea, eb) = a.withUnsafeBytes { x in b.withUnsafeBytes { y in (hasher.sha256(x), hasher.sha256(y)) } }
-            #expect(da == ea && db == eb, "lengths \(na), \(nb)")
-        }
-    }
-
-    @Test func hexPairWritesEachDigestIntoItsOwnBuffer() {
-        let hasher = ContentHasher()
-        var outA = [UInt8](repeating: 0x2A, count: 70)
-        var outB = [UInt8](repeating: 0x2A, count: 64)
-        let abc = Array("abc".utf8)
-        abc.withUnsafeBytes { x in
-            outA.withUnsafeMutableBytes { oa in
-                outB.withUnsafeMutableBytes { ob in
-                    hasher.sha256HexPair(x, into: oa, UnsafeRawBufferPointer(start: nil, count: 0), into: ob)
-                }
+        func framed(_ strings: [String]) -> SHA256Digest {
+            hasher.sha256 { feed in
+                for s in strings { Array(s.utf8).withUnsafeBytes { feed($0) } }
             }
         }
-        #expect(
-            String(decoding: outA[0..<64], as: UTF8.self)
-                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(outA[64...].allSatisfy { $0 == 0x2A })
-        #expect(
-            String(decoding: outB, as: UTF8.self) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-    }
-
-    @Test
-    func matchesTheFixtureDigestsInExpectedJSON() throws {
-        let hasher = ContentHasher()
-        let expected = try Fixtures.expected()
-        #expect(expected.count == 18)
-        for (name, value) in expected {
-            let want = try #require((value as? [String: Any])?["sha256"] as? String)
-            let bytes = try Fixtures.bytes(Fixtures.realDir.appendingPathComponent(name))
-            #expect(bytes.withUnsafeBytes { hasher.sha256($0).hex } == want, "\(name)")
-        }
-    }
-}
-
-extension SplitMix {
-    mutating func bytes(_ n: Int) -> [UInt8] {
-        (0..<n).map { _ in UInt8(truncatingIfNeeded: next()) }
+        #expect(framed(["ab", "c"]) != framed(["a", "bc"]))
+        #expect(framed(["abc"]) != framed(["abc", ""]))
+        #expect(framed(["ab", "c"]) == framed(["ab", "c"]))
     }
 }

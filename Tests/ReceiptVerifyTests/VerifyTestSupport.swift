@@ -23,12 +23,14 @@ struct ParsedReceipt {
         }
     }
 
-    func verify(with verifier: ReceiptVerifier, at time: Int64? = nil) -> VerifyOutcome {
+    /// - Parameter remembered: pass the SHA-256 of the bytes (as the pipeline does), so that the verdict is
+    ///   remembered or reused.
+    func verify(with verifier: ReceiptVerifier, at time: Int64? = nil, remembered: Bool = false) -> VerifyOutcome {
         der.withUnsafeBytes { d in
             content.withUnsafeBytes { c in
                 verifier.verify(
                     der: d, container: container, content: c, at: time.map { .instant($0) } ?? .receiptCreationDate,
-                    creationDate: creationDate)
+                    creationDate: creationDate, receiptDigest: remembered ? ContentHasher().sha256(d) : nil)
             }
         }
     }

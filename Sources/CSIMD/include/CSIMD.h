@@ -15,34 +15,4 @@ size_t rf_base64_decode_blocks(const uint8_t *src, size_t n, uint8_t *dst, size_
 /// blocks with AVX2 and stops at the first special byte; returns 0 without AVX2 (the caller scans the rest).
 size_t rf_json_plain_run(const uint8_t *p, size_t n);
 
-/// Writes the SHA-256 of `a[0..<na]` to `out_a` and of `b[0..<nb]` to `out_b` (32 bytes each), hashing the two
-/// messages interleaved with the SHA extensions (about twice one message's speed). A pointer may be NULL when its
-/// length is 0. Returns 1, or 0 without writing anything when the CPU lacks the SHA extensions (the caller then
-/// hashes another way).
-int rf_sha256_x2(const uint8_t *a, size_t na, uint8_t *out_a, const uint8_t *b, size_t nb, uint8_t *out_b);
-
-/// The SHA-1 of `a[0..<na]` into `out_a` and of `b[0..<nb]` into `out_b` (20 bytes each), the two messages
-/// interleaved with the SHA extensions, as `rf_sha256_x2`. Returns 1, or 0 without writing anything when the CPU
-/// lacks the SHA extensions.
-int rf_sha1_x2(const uint8_t *a, size_t na, uint8_t *out_a, const uint8_t *b, size_t nb, uint8_t *out_b);
-
-/// One message for `rf_sha_jobs_x2`: `count` bytes at `data` (NULL only when `count` is 0), its digest to `out`
-/// (32 bytes for SHA-256, 20 for SHA-1).
-typedef struct {
-    const uint8_t *data;
-    size_t count;
-    uint8_t *out;
-    int sha256; // 1: SHA-256, 0: SHA-1
-} rf_sha_job;
-
-/// The digests of `n` messages on two interleaved lanes with the SHA extensions, each lane taking the next message
-/// in list order as soon as its own is done (SHA-1 and SHA-256 messages may share the two lanes). Returns 1, or 0
-/// without writing anything when the CPU lacks the SHA extensions.
-int rf_sha_jobs_x2(const rf_sha_job *jobs, size_t n);
-
-/// 1 when `rf_sha256_x2`, `rf_sha1_x2` and `rf_sha_jobs_x2` can run on this CPU (CPUID: SHA extensions, SSSE3 and SSE4.1), else 0.
-/// Also 0 when the environment variable RECEIPTFLOW_NO_SHA_X2 is set to anything non-empty (to run the fallback
-/// path on a CPU that has the extensions); read once.
-int rf_sha256_x2_available(void);
-
 #endif
