@@ -176,6 +176,7 @@ func runRepeatsBenchmark(_ args: [String]) -> Int32 {
                 if !ok { failures += 1 }
             }
         }
+        printTargets(section) { flat[$0] }
         return failures == 0 ? 0 : 1
     } catch {
         print("receiptflow-bench repeats: \(error)")
