@@ -416,8 +416,8 @@ struct ResumeCommandTests {
         #expect(status == 2, "\(err)")
         #expect(err.contains(reason) && err.contains("give the command that began it"), "\(err)")
         #expect(try Data(contentsOf: out.appendingPathComponent("manifest.json")) == before)
-        // The same value written another way is the same option value.
-        let same = try runTool(data.exportArgs(out, "csv", ["--resume", "--format", "csv", "--id-field", "id"]))
+        // The same value written another way (the default given explicitly) is the same option value.
+        let same = try runTool(data.exportArgs(out, "csv", ["--resume", "--id-field", "id"]))
         #expect(same.0 == 0 && same.2.contains("already complete"), "\(same.2)")
     }
 
