@@ -199,22 +199,8 @@ func runHistoryBenchmark(_ args: [String]) -> Int32 {
                 let h = t[section] as? [String: Any]
             else { throw BenchError("\(check) has no \"\(section)\" section") }
             printTargets(h) { (report[$0] as? NSNumber)?.doubleValue }
-            var failures = 0
-            for (bound, isMin) in [("min", true), ("max", false)] {
-                for (key, limit) in (h[bound] as? [String: Any] ?? [:]).sorted(by: { $0.key < $1.key }) {
-                    guard let limit = (limit as? NSNumber)?.doubleValue else { continue }
-                    guard let v = (report[key] as? NSNumber)?.doubleValue ?? (report[key] as? Double) else {
-                        print("FAIL  \(key): not in the report")
-                        failures += 1
-                        continue
-                    }
-                    let ok = isMin ? v >= limit : v <= limit
-                    print(
-                        (ok ? "ok    " : "FAIL  ")
-                            + String(format: "%@ = %.4f (%@ %.4f)", key, v, isMin ? ">=" : "<=", limit))
-                    if !ok { failures += 1 }
-                }
-            }
+            let failures = checkSection(
+                h, report.compactMapValues { ($0 as? NSNumber)?.doubleValue ?? ($0 as? Double) })
             if failures > 0 {
                 print("receiptflow-bench history: \(failures) regression(s) against \(check)")
                 return 1

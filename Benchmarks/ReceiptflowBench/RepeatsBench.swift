@@ -160,22 +160,7 @@ func runRepeatsBenchmark(_ args: [String]) -> Int32 {
             let section = t["repeats"] as? [String: Any]
         else { throw BenchError("\(check) has no \"repeats\" section") }
         let flat = BenchReport.flatten(report)
-        var failures = 0
-        for (bound, isMin) in [("min", true), ("max", false)] {
-            for (key, limit) in (section[bound] as? [String: Any] ?? [:]).sorted(by: { $0.key < $1.key }) {
-                guard let limit = (limit as? NSNumber)?.doubleValue else { continue }
-                guard let v = flat[key] else {
-                    print("FAIL  \(key): not in the report")
-                    failures += 1
-                    continue
-                }
-                let ok = isMin ? v >= limit : v <= limit
-                print(
-                    (ok ? "ok    " : "FAIL  ")
-                        + String(format: "%@ = %.4f (%@ %.4f)", key, v, isMin ? ">=" : "<=", limit))
-                if !ok { failures += 1 }
-            }
-        }
+        let failures = checkSection(section, flat)
         printTargets(section) { flat[$0] }
         return failures == 0 ? 0 : 1
     } catch {
