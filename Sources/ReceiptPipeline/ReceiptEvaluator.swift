@@ -64,7 +64,8 @@ public final class ReceiptEvaluator {
         if let e = parseError { return Verdict(rejected: e.code, Detail(e)) }
         return parser.withContent(der) { payload in
             var verdict = verify(der, parser, payload, receiptDigest)
-            policies.apply(to: PolicyInput(receipt: payload, fields: parser.fields, device: device), &verdict)
+            let input = PolicyInput(receipt: payload, fields: parser.fields, device: device, hasher: hasher)
+            policies.apply(to: input, &verdict)
             return verdict
         }
     }

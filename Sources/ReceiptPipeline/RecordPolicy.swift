@@ -1,5 +1,6 @@
 import ReceiptDER
 import ReceiptModel
+import ReceiptVerify
 
 /// One of the run's checks on a record that was read (and, unless `--no-verify`, verified at its own signing
 /// time against the trust anchors, with Apple's certificate OIDs): it reads the facts of the record and rejects it
@@ -32,9 +33,13 @@ public struct PolicyInput {
     public let device: RecordDevice
     /// The parsed receipt; nil for a JWS.
     public let receipt: ReceiptContent?
+    /// The worker's digest context, for policies that hash (the device hash); nil for a JWS.
+    public let hasher: ContentHasher?
 
-    /// The facts of a parsed receipt.
-    public init(receipt payload: UnsafeRawBufferPointer, fields: ReceiptFields, device: RecordDevice) {
+    /// The facts of a parsed receipt, with the worker's `hasher`.
+    public init(
+        receipt payload: UnsafeRawBufferPointer, fields: ReceiptFields, device: RecordDevice, hasher: ContentHasher
+    ) {
         let content = ReceiptContent(payload: payload, fields: fields)
         generation = .receipt
         environment = RecordEnvironment(content.bytes(fields.receiptType))
@@ -43,6 +48,7 @@ public struct PolicyInput {
         applicationVersion = content.bytes(fields.applicationVersion)
         self.device = device
         receipt = content
+        self.hasher = hasher
     }
 
     /// The facts of a decoded JWS (the device hash is a receipt attribute: a JWS has none to check).
@@ -57,6 +63,7 @@ public struct PolicyInput {
         self.applicationVersion = applicationVersion
         device = .absent
         receipt = nil
+        hasher = nil
     }
 }
 

@@ -16,26 +16,39 @@ public struct JWSCheck: Sendable, Equatable {
 /// certificate valid at the time given (the payload's `signedDate`), and the signature over `header.payload`.
 ///
 /// OpenSSL does every cryptographic computation; this type only assembles its inputs. Chain verdicts are cached
-/// per certificate set, so a stream of JWS signed by the same leaf verifies each chain once.
+/// per certificate set in a `DigestKeyedCache` (bounded, sharded, evicting its oldest entries), keyed by the SHA-256
+/// of the whole certificates, so a stream of JWS signed by the same leaf verifies each chain once. A miss builds
+/// the chain's entry with no lock held: a slow or hostile chain never makes workers checking other chains wait
+/// (two workers missing the same chain at once both verify it, and the first to store it wins).
 public final class JWSVerifier: @unchecked Sendable {
     /// The anchors every verdict is reached against.
     public let anchors: TrustAnchors
-    /// Distinct certificate sets whose verdicts are kept; past it, verdicts are computed per JWS.
+    /// The most certificate sets whose verdicts are held at once; past it, the oldest are evicted.
     public let capacity: Int
 
-    /// Chain entries by the certificates' bytes (each length-prefixed).
-    private let entries: BytesKeyedCache<JWSChainEntry>
+    /// Chain entries by the SHA-256 of their certificates (`JWSCertificateChain.key`).
+    private let entries: DigestKeyedCache<JWSChainEntry>
+    /// Builds the entry of a chain missing from `entries`: `JWSChainEntry.build`, replaced only by tests.
+    private let build: @Sendable ([[UInt8]], TrustAnchors) -> JWSChainEntry
     /// The chain looked up last and its entry, compared by identity first: headers decoded once share their
-    /// chain object, so a stream of JWS from one leaf skips hashing the certificates' bytes per JWS. The chain is
-    /// held, so its identity cannot be reused by another object while it is here.
+    /// chain object, so a stream of JWS from one leaf skips the table's lookup per JWS. The chain is held, so its
+    /// identity cannot be reused by another object while it is here.
     private let recentLock = Lock()
     private var recentChain: JWSCertificateChain? = nil
     private var recentEntry: JWSChainEntry? = nil
 
-    public init(anchors: TrustAnchors, capacity: Int = 1024) {
+    public convenience init(anchors: TrustAnchors, capacity: Int = 1024) {
+        self.init(anchors: anchors, capacity: capacity, build: JWSChainEntry.build)
+    }
+
+    /// - Parameter build: makes the entry of a chain not yet held.
+    init(
+        anchors: TrustAnchors, capacity: Int, build: @escaping @Sendable ([[UInt8]], TrustAnchors) -> JWSChainEntry
+    ) {
         self.anchors = anchors
-        self.capacity = capacity
-        entries = BytesKeyedCache(capacity: capacity)
+        entries = DigestKeyedCache(capacity: capacity, shards: capacity >= 256 ? 16 : 1)
+        self.capacity = entries.capacity
+        self.build = build
     }
 
     /// Distinct certificate sets verified so far and held.
@@ -101,13 +114,12 @@ public final class JWSVerifier: @unchecked Sendable {
         return check
     }
 
-    /// The cached verdict of `chain`, reached once per distinct certificate set.
+    /// The cached verdict of `chain`, reached once per distinct certificate set while it is held. A miss is
+    /// built with no lock held.
     private func entry(_ chain: JWSCertificateChain) -> JWSChainEntry {
         let recent = recentLock.withLock { recentChain === chain ? recentEntry : nil }
         if let recent { return recent }
-        let entry = chain.key.withUnsafeBytes { k in
-            entries.value(for: k) { JWSChainEntry.build(chain.der, anchors: anchors) }
-        }
+        let entry = entries.value(for: chain.key) ?? entries.insert(build(chain.der, anchors), for: chain.key)
         recentLock.withLock {
             recentChain = chain
             recentEntry = entry
@@ -137,18 +149,15 @@ public final class JWSVerifier: @unchecked Sendable {
 /// Made once per distinct header.
 public final class JWSCertificateChain: Sendable {
     public let der: [[UInt8]]
-    /// The certificates, each after its 4-byte length, so that two different splits of the same bytes differ.
-    let key: [UInt8]
+    /// The SHA-256, computed by OpenSSL, of the certificates, each after its length (so that two different splits
+    /// of the same bytes differ).
+    let key: SHA256Digest
 
     public init(_ der: [[UInt8]]) {
         self.der = der
-        var key: [UInt8] = []
-        for c in der {
-            let n = UInt32(clamping: c.count)
-            key += [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)]
-            key += c
+        key = ContentHasher().sha256 { part in
+            for c in der { c.withUnsafeBytes { part($0) } }
         }
-        self.key = key
     }
 }
 
