@@ -7,8 +7,20 @@ public struct JWSCheck: Sendable, Equatable {
     public var detail: String?
     /// Hex SHA-256 of the leaf certificate (`x5c[0]`), when it could be decoded.
     public var leafSHA256: String?
+    /// What the trust policies judge of this JWS (its chain and signing time); nil when verification stopped
+    /// before the chain was known.
+    public var trust: TrustFacts? = nil
+    /// True when the ES256 signature was checked and matched. False also when it was not checked because the
+    /// chain, or its validity at the signing time, is known to fail its trust policies.
+    public var signatureVerified = false
 
-    public var passed: Bool { code == nil }
+    /// No check failed and the signature matched (on a check from `establish`, before the trust policies judged).
+    public var passed: Bool { code == nil && signatureVerified }
+
+    public static func == (a: JWSCheck, b: JWSCheck) -> Bool {
+        a.code == b.code && a.detail == b.detail && a.leafSHA256 == b.leafSHA256
+            && a.signatureVerified == b.signatureVerified
+    }
 }
 
 /// Verifies StoreKit 2 / App Store Server JWS signatures as Apple's libraries do offline: ES256 only, the `x5c`
@@ -55,8 +67,29 @@ public final class JWSVerifier: @unchecked Sendable {
     public var cachedChains: Int { entries.count }
 
     /// Checks `signature` (raw `r || s`, 64 bytes) over `signingInput` (the ASCII `header.payload`) with the
-    /// leaf of `certificates` (the decoded `x5c`), the chain to an anchor and its validity at `time` (epoch ms).
+    /// leaf of `certificates` (the decoded `x5c`), the chain to an anchor and its validity at `time` (epoch ms):
+    /// `establish`, then the standard trust policies (`TrustPolicies.standard`) judge what it established.
     public func verify(
+        signingInput: UnsafeRawBufferPointer, signature: [UInt8], chain: JWSCertificateChain, at time: Int64
+    ) -> JWSCheck {
+        var check = establish(signingInput: signingInput, signature: signature, chain: chain, at: time)
+        guard check.code == nil, let trust = check.trust else { return check }
+        if let failure = TrustPolicies.standard.judge(trust) {
+            check.code = failure.code
+            check.detail = failure.sentence(trust)
+        } else if !check.signatureVerified {
+            check.code = .untrustedChain
+            check.detail = "the signature was not checked"
+        }
+        return check
+    }
+
+    /// What the JWS's bytes decide (Apple's three certificates, the key kinds, the leaf's P-256 key, the ES256
+    /// signature), with the facts the trust policies judge (`check.trust`: the chain and `time`), without judging
+    /// them: the check's code is set only by a check of the bytes. A chain known to fail its trust policies, or
+    /// not valid at `time`, is not worth a signature check: the signature is then left unchecked
+    /// (`signatureVerified` false) for the policies to reject the JWS.
+    public func establish(
         signingInput: UnsafeRawBufferPointer, signature: [UInt8], chain: JWSCertificateChain, at time: Int64
     ) -> JWSCheck {
         guard chain.der.count == 3 else {
@@ -67,36 +100,14 @@ public final class JWSVerifier: @unchecked Sendable {
         }
         let entry = self.entry(chain)
         var check = JWSCheck(code: nil, detail: nil, leafSHA256: entry.leafSHA256)
-        switch entry.verdict {
-        case .untrusted(let why):
-            check.code = .untrustedChain
-            check.detail = why
-            return check
-        case .policy(let why):
-            check.code = .certificatePolicy
-            check.detail = why
-            return check
-        case .refusedKey(let why):
+        if case .refusedKey(let why) = entry.verdict {
             check.code = .unsupportedAlgorithm
             check.detail = why
             return check
-        case .trusted:
-            break
         }
-        if let w = entry.windows.first(where: { time > $0.notAfter }) {
-            check.code = .certificateExpired
-            check.detail =
-                "certificate \(w.subject) expired at \(UTCText.iso(w.notAfter)), before the JWS's "
-                + "signedDate \(UTCText.iso(time))"
-            return check
-        }
-        if let w = entry.windows.first(where: { time < $0.notBefore }) {
-            check.code = .certificateNotYetValid
-            check.detail =
-                "certificate \(w.subject) is valid only from \(UTCText.iso(w.notBefore)), after the "
-                + "JWS's signedDate \(UTCText.iso(time))"
-            return check
-        }
+        let facts = TrustFacts(chain: entry.chain, signedAt: time, timeName: "the JWS's signedDate")
+        check.trust = facts
+        guard facts.allHold else { return check }
         guard let key = entry.key else {
             check.code = .untrustedChain
             check.detail = "the leaf certificate holds no P-256 public key"
@@ -107,7 +118,9 @@ public final class JWSVerifier: @unchecked Sendable {
             check.detail = "an ES256 signature is 64 bytes (r || s); this one is \(signature.count)"
             return check
         }
-        if !Self.verifySHA256ECDSA(key: key, signature: der, message: signingInput) {
+        if Self.verifySHA256ECDSA(key: key, signature: der, message: signingInput) {
+            check.signatureVerified = true
+        } else {
             check.code = .badSignature
             check.detail = "the ES256 signature does not match header.payload"
         }
@@ -165,14 +178,15 @@ public final class JWSCertificateChain: Sendable {
 /// the leaf's public key. Immutable after creation.
 final class JWSChainEntry: @unchecked Sendable {
     let verdict: ChainVerdict
-    let windows: [CertificateWindow]
+    /// The facts the trust policies judge: the verdict and the certificates' validity.
+    let chain: VerifiedChain
     /// The leaf's EC P-256 key (owned), or nil when the leaf holds another kind.
     let key: OpaquePointer?
     let leafSHA256: String?
 
     init(verdict: ChainVerdict, windows: [CertificateWindow], key: OpaquePointer?, leafSHA256: String?) {
         self.verdict = verdict
-        self.windows = windows
+        self.chain = VerifiedChain(verdict, windows: windows)
         self.key = key
         self.leafSHA256 = leafSHA256
     }
