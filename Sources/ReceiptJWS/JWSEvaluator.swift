@@ -7,8 +7,11 @@ public struct JWSVerdict: @unchecked Sendable {
     public var status: ReceiptStatus = .valid
     public var code: ErrorCode?
     public var detail: String?
-    /// The signature and chain were checked and passed.
+    /// The signature and chain were checked and passed (with `JWSEvaluator.trust` empty, before the run's
+    /// policies judged `trust`: only that the signature matched).
     public var verified = false
+    /// What the trust policies judge of this JWS (its chain and signing time), when verification got that far.
+    public var trust: TrustFacts?
     public var kind: JWSKind = .other
     /// The decoded header's `alg` and the leaf certificate's SHA-256, when the JWS got that far.
     public var alg: String?
@@ -44,10 +47,17 @@ public struct JWSEvaluator: Sendable {
     public let verifier: JWSVerifier?
     /// Headers decoded once per distinct text, shared by every thread of a run.
     public let headers: JWSHeaderCache
+    /// The trust policies applied here to what the verifier established; empty when the caller's own policy list
+    /// judges `JWSVerdict.trust` (as `export` does, with the list receipts go through).
+    public let trust: [any TrustPolicy]
 
-    public init(verifier: JWSVerifier?, headers: JWSHeaderCache = JWSHeaderCache()) {
+    public init(
+        verifier: JWSVerifier?, headers: JWSHeaderCache = JWSHeaderCache(),
+        trust: [any TrustPolicy] = TrustPolicies.standard
+    ) {
         self.verifier = verifier
         self.headers = headers
+        self.trust = trust
     }
 
     /// Keys of a notification's `data` whose values are JWS of their own.
@@ -114,13 +124,20 @@ public struct JWSEvaluator: Sendable {
                     : "the JWS payload has no signedDate to judge its certificates at")
             return
         }
-        let check = verifier.verify(
+        let check = verifier.establish(
             signingInput: signingInput, signature: jws.signature, chain: jws.header.chain, at: signedDate)
         verdict.leafSHA256 = check.leafSHA256
+        verdict.trust = check.trust
         if let code = check.code {
             verdict.reject(code, check.detail ?? code.rawValue)
-        } else {
-            verdict.verified = true
+            return
+        }
+        verdict.verified = check.signatureVerified
+        guard let facts = check.trust, !trust.isEmpty else { return }
+        if let failure = trust.judge(facts) {
+            verdict.reject(failure.code, failure.sentence(facts))
+        } else if !check.signatureVerified {
+            verdict.reject(.untrustedChain, "the signature was not checked")
         }
     }
 }

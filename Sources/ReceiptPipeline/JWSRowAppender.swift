@@ -93,9 +93,13 @@ struct JWSRowAppender {
             Self.withBytes(version) { version in
                 let input = PolicyInput(
                     jwsEnvironment: RecordEnvironment(environment), bundleID: bundle, describesApp: app,
-                    applicationVersion: version)
+                    applicationVersion: version, trust: v.trust)
                 policies.apply(to: input, &verdict)
             }
+        }
+        // Fail closed: a JWS whose signature was left unchecked is rejected even by a list without trust policies.
+        if verdict.code == nil, v.trust != nil, !v.verified {
+            verdict.reject(.untrustedChain, .notAuthenticated, .text(ReceiptEvaluator.unchecked, at: -1))
         }
         if let code = verdict.code {
             v.reject(code, verdict.status, verdict.detail.text(code: code) ?? code.rawValue)

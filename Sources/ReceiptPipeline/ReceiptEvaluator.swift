@@ -2,8 +2,9 @@ import ReceiptDER
 import ReceiptModel
 import ReceiptVerify
 
-/// Receipt bytes in, a verdict out: parse, verify at the run's validation time (by default the receipt's creation
-/// date), then apply the run's policies in order. `export` (through `RecordProcessor`) and `inspect` both judge
+/// Receipt bytes in, a verdict out: parse, check what the bytes decide (the signature), then apply the run's
+/// policies in order, starting with the trust policies, which judge the chain at the run's validation time (by
+/// default the receipt's creation date). `export` (through `RecordProcessor`) and `inspect` both judge
 /// receipts here.
 ///
 /// `evaluate` is the whole path for one receipt: `parse`, then `judge` (verify, then the policies). `inspect` calls
@@ -18,7 +19,9 @@ public final class ReceiptEvaluator {
 
     /// - Parameters:
     ///   - verifier: nil for `--no-verify`: nothing is verified and `verified` stays false.
-    ///   - policies: applied in order to every receipt that parsed.
+    ///   - policies: applied in order to every receipt that parsed; they must start with the trust policies
+    ///     (`PipelineConfig.trustPolicies`), which judge the chain: a receipt whose chain fails them has its
+    ///     signature left unchecked and is valid only if they reject it.
     ///   - time: when the certificates must be valid.
     public init(
         verifier: ReceiptVerifier?, policies: [any RecordPolicy], at time: ValidationTime = .receiptCreationDate
@@ -63,24 +66,31 @@ public final class ReceiptEvaluator {
     ) -> Verdict {
         if let e = parseError { return Verdict(rejected: e.code, Detail(e)) }
         return parser.withContent(der) { payload in
-            var verdict = verify(der, parser, payload, receiptDigest)
-            policies.apply(to: PolicyInput(receipt: payload, fields: parser.fields, device: device), &verdict)
+            var verdict = Verdict()
+            let trust = verify(der, parser, payload, receiptDigest, &verdict)
+            let input = PolicyInput(
+                receipt: payload, fields: parser.fields, device: device, hasher: hasher, trust: trust)
+            policies.apply(to: input, &verdict)
+            // Fail closed: a receipt whose signature was left unchecked is rejected even by a list without trust
+            // policies.
+            if verifier != nil, verdict.code == nil, !verdict.verified {
+                verdict.reject(.untrustedChain, .notAuthenticated, .text(Self.unchecked, at: -1))
+            }
             return verdict
         }
     }
 
-    /// The verifier's verdict on the receipt's signature, chain and validity (only the signer's fingerprint with
-    /// `--no-verify`).
+    /// What the verifier decides from the receipt's bytes, into `verdict` (only the signer's fingerprint with
+    /// `--no-verify`); returns the facts the trust policies at the head of `policies` judge.
     private func verify(
         _ der: UnsafeRawBufferPointer, _ parser: ReceiptParser, _ payload: UnsafeRawBufferPointer,
-        _ receiptDigest: SHA256Digest?
-    ) -> Verdict {
-        var verdict = Verdict()
+        _ receiptDigest: SHA256Digest?, _ verdict: inout Verdict
+    ) -> TrustFacts? {
         guard let verifier else {
             verdict.signer = signerFingerprint(der, parser.container)
-            return verdict
+            return nil
         }
-        let outcome = verifier.verify(
+        let outcome = verifier.establish(
             der: der, container: parser.container, content: payload, at: time,
             creationDate: parser.fields.receiptCreationDate, receiptDigest: receiptDigest)
         verdict.signer = outcome.signerSHA256
@@ -88,10 +98,13 @@ public final class ReceiptEvaluator {
         if let code = outcome.error {
             verdict.reject(code, outcome.status, .string(outcome.detail(timeName: time.name) ?? code.rawValue))
         } else {
-            verdict.verified = true
+            verdict.verified = outcome.signatureVerified
         }
-        return verdict
+        return outcome.trust
     }
+
+    /// The detail of a record whose signature was left unchecked (its chain fails) and that no policy rejected.
+    static let unchecked: StaticString = "the signature was not checked: the chain fails its trust policies"
 
     /// With `--no-verify`: the hex SHA-256 of the embedded certificate the SignerInfo names, found by issuer and
     /// serial number, without checking anything.

@@ -1,9 +1,11 @@
 import ReceiptDER
 import ReceiptModel
+import ReceiptVerify
 
-/// One of the run's checks on a record that was read (and, unless `--no-verify`, verified at its own signing
-/// time against the trust anchors, with Apple's certificate OIDs): it reads the facts of the record and rejects it
-/// through the verdict, or leaves the verdict as it is. Receipts and JWS go through the same list of policies
+/// One of the run's checks on a record that was read (and, unless `--no-verify`, whose signature was checked):
+/// it reads the facts of the record and rejects it through the verdict, or leaves the verdict as it is. The list
+/// starts with the trust policies (the chain ends at an anchor, carries Apple's OIDs and was valid at the record's
+/// own signing time), which judge what the verifiers established. Receipts and JWS go through the same list of policies
 /// (`PipelineConfig.policies`), so that the same facts get the same verdict whatever the record's generation.
 /// Policies are small values applied in order (`apply(to:_:)` on the list); they must not allocate.
 public protocol RecordPolicy: Sendable {
@@ -32,9 +34,17 @@ public struct PolicyInput {
     public let device: RecordDevice
     /// The parsed receipt; nil for a JWS.
     public let receipt: ReceiptContent?
+    /// The worker's digest context, for policies that hash (the device hash); nil for a JWS.
+    public let hasher: ContentHasher?
+    /// What the verifier established for the trust policies (the chain, the signing time); nil with
+    /// `--no-verify`, or when verification rejected the record before its chain was known.
+    public let trust: TrustFacts?
 
-    /// The facts of a parsed receipt.
-    public init(receipt payload: UnsafeRawBufferPointer, fields: ReceiptFields, device: RecordDevice) {
+    /// The facts of a parsed receipt, with the worker's `hasher`.
+    public init(
+        receipt payload: UnsafeRawBufferPointer, fields: ReceiptFields, device: RecordDevice, hasher: ContentHasher,
+        trust: TrustFacts?
+    ) {
         let content = ReceiptContent(payload: payload, fields: fields)
         generation = .receipt
         environment = RecordEnvironment(content.bytes(fields.receiptType))
@@ -43,12 +53,14 @@ public struct PolicyInput {
         applicationVersion = content.bytes(fields.applicationVersion)
         self.device = device
         receipt = content
+        self.hasher = hasher
+        self.trust = trust
     }
 
     /// The facts of a decoded JWS (the device hash is a receipt attribute: a JWS has none to check).
     public init(
         jwsEnvironment environment: RecordEnvironment, bundleID: UnsafeRawBufferPointer?, describesApp: Bool,
-        applicationVersion: UnsafeRawBufferPointer?
+        applicationVersion: UnsafeRawBufferPointer?, trust: TrustFacts?
     ) {
         generation = .jws
         self.environment = environment
@@ -57,6 +69,8 @@ public struct PolicyInput {
         self.applicationVersion = applicationVersion
         device = .absent
         receipt = nil
+        hasher = nil
+        self.trust = trust
     }
 }
 
@@ -81,11 +95,11 @@ extension Array where Element == any RecordPolicy {
 }
 
 extension PipelineConfig {
-    /// The run's policies in the order they apply: environment, bundle id, application version, the int32
-    /// columns' range, then the device hash. Options not given add no policy. The same list judges receipts and
-    /// JWS; the last two read receipts only.
+    /// The run's policies in the order they apply: the trust policies (`trustPolicies`), environment, bundle id,
+    /// application version, the int32 columns' range, then the device hash. Options not given add no policy. The
+    /// same list judges receipts and JWS; the last two read receipts only.
     public var policies: [any RecordPolicy] {
-        var p: [any RecordPolicy] = []
+        var p = Self.trustPolicies
         if environment != .any { p.append(EnvironmentPolicy(requirement: environment)) }
         if !bundleIDs.isEmpty { p.append(BundleIDPolicy(bundleIDs)) }
         if !appVersions.isEmpty { p.append(AppVersionPolicy(appVersions)) }
@@ -96,6 +110,13 @@ extension PipelineConfig {
 }
 
 extension PipelineConfig {
-    /// The policies of `inspect`, which takes no environment or bundle options: the int32 columns' range.
-    public static var inspectPolicies: [any RecordPolicy] { [Int32FitPolicy()] }
+    /// The policies of `inspect`, which takes no environment or bundle options: the trust policies and the int32
+    /// columns' range.
+    public static var inspectPolicies: [any RecordPolicy] { trustPolicies + [Int32FitPolicy()] }
+
+    /// The head of every list: the chain ends at a configured anchor, carries Apple's OIDs, and was valid at the
+    /// record's own signing time. They judge only verified records (with `--no-verify` there is nothing to judge).
+    public static var trustPolicies: [any RecordPolicy] {
+        [TrustedChainPolicy(), ApplePolicyOIDsPolicy(), ValidAtSigningTimePolicy()]
+    }
 }

@@ -36,7 +36,8 @@ public final class RecordProcessor {
         appender = RowAppender(renderNDJSON: config.renderNDJSON)
         // Each worker's JWS verifier caches the chain verdicts it reaches, against the run's anchors.
         jws = JWSRowAppender(
-            evaluator: JWSEvaluator(verifier: config.verify ? cache.map { JWSVerifier(anchors: $0.anchors) } : nil),
+            evaluator: JWSEvaluator(
+                verifier: config.verify ? cache.map { JWSVerifier(anchors: $0.anchors) } : nil, trust: []),
             policies: config.policies, renderNDJSON: config.renderNDJSON)
         decoded = .allocate(byteCount: Base64.maxDecodedCount(maxRecord), alignment: 16)
         idScratch = .allocate(byteCount: max(maxRecord, 1), alignment: 16)

@@ -1,7 +1,7 @@
 import ReceiptModel
 
-/// A bounded, thread-safe map from byte strings to values, for what is learnt once per distinct certificate set or
-/// JWS header: a lookup hashes the bytes and compares them with the stored key, without allocating. Entries are
+/// A bounded, thread-safe map from byte strings to values, for what is learnt once per distinct JWS header (its
+/// decoding): a lookup hashes the bytes and compares them with the stored key, without allocating. Entries are
 /// never evicted; past `capacity` new keys are not stored (the caller computes their value each time), so hostile
 /// input cannot grow memory without bound.
 public final class BytesKeyedCache<Value>: @unchecked Sendable {

@@ -56,9 +56,8 @@ final class ChainEntry: @unchecked Sendable {
     let verdict: ChainVerdict
     /// The validity of every certificate of the verified chain, leaf first (only the leaf when untrusted).
     let windows: [CertificateWindow]
-    /// The intersection of `windows`: a receipt dated outside it is expired or not yet valid.
-    let validFrom: Int64
-    let validUntil: Int64
+    /// The facts the trust policies judge: the verdict and `windows` as `VerifiedChain`.
+    let chain: VerifiedChain
 
     init(
         id: UInt64, key: SHA256Digest, certificateBytes: [UInt8], certificateEnds: [Int],
@@ -77,8 +76,7 @@ final class ChainEntry: @unchecked Sendable {
         self.publicKey = publicKey
         self.verdict = verdict
         self.windows = windows
-        self.validFrom = windows.map(\.notBefore).max() ?? Int64.min
-        self.validUntil = windows.map(\.notAfter).min() ?? Int64.max
+        self.chain = VerifiedChain(verdict, windows: windows)
     }
 
     deinit {

@@ -7,8 +7,20 @@ public struct JWSCheck: Sendable, Equatable {
     public var detail: String?
     /// Hex SHA-256 of the leaf certificate (`x5c[0]`), when it could be decoded.
     public var leafSHA256: String?
+    /// What the trust policies judge of this JWS (its chain and signing time); nil when verification stopped
+    /// before the chain was known.
+    public var trust: TrustFacts? = nil
+    /// True when the ES256 signature was checked and matched. False also when it was not checked because the
+    /// chain, or its validity at the signing time, is known to fail its trust policies.
+    public var signatureVerified = false
 
-    public var passed: Bool { code == nil }
+    /// No check failed and the signature matched (on a check from `establish`, before the trust policies judged).
+    public var passed: Bool { code == nil && signatureVerified }
+
+    public static func == (a: JWSCheck, b: JWSCheck) -> Bool {
+        a.code == b.code && a.detail == b.detail && a.leafSHA256 == b.leafSHA256
+            && a.signatureVerified == b.signatureVerified
+    }
 }
 
 /// Verifies StoreKit 2 / App Store Server JWS signatures as Apple's libraries do offline: ES256 only, the `x5c`
@@ -16,34 +28,68 @@ public struct JWSCheck: Sendable, Equatable {
 /// certificate valid at the time given (the payload's `signedDate`), and the signature over `header.payload`.
 ///
 /// OpenSSL does every cryptographic computation; this type only assembles its inputs. Chain verdicts are cached
-/// per certificate set, so a stream of JWS signed by the same leaf verifies each chain once.
+/// per certificate set in a `DigestKeyedCache` (bounded, sharded, evicting its oldest entries), keyed by the SHA-256
+/// of the whole certificates, so a stream of JWS signed by the same leaf verifies each chain once. A miss builds
+/// the chain's entry with no lock held: a slow or hostile chain never makes workers checking other chains wait
+/// (two workers missing the same chain at once both verify it, and the first to store it wins).
 public final class JWSVerifier: @unchecked Sendable {
     /// The anchors every verdict is reached against.
     public let anchors: TrustAnchors
-    /// Distinct certificate sets whose verdicts are kept; past it, verdicts are computed per JWS.
+    /// The most certificate sets whose verdicts are held at once; past it, the oldest are evicted.
     public let capacity: Int
 
-    /// Chain entries by the certificates' bytes (each length-prefixed).
-    private let entries: BytesKeyedCache<JWSChainEntry>
+    /// Chain entries by the SHA-256 of their certificates (`JWSCertificateChain.key`).
+    private let entries: DigestKeyedCache<JWSChainEntry>
+    /// Builds the entry of a chain missing from `entries`: `JWSChainEntry.build`, replaced only by tests.
+    private let build: @Sendable ([[UInt8]], TrustAnchors) -> JWSChainEntry
     /// The chain looked up last and its entry, compared by identity first: headers decoded once share their
-    /// chain object, so a stream of JWS from one leaf skips hashing the certificates' bytes per JWS. The chain is
-    /// held, so its identity cannot be reused by another object while it is here.
+    /// chain object, so a stream of JWS from one leaf skips the table's lookup per JWS. The chain is held, so its
+    /// identity cannot be reused by another object while it is here.
     private let recentLock = Lock()
     private var recentChain: JWSCertificateChain? = nil
     private var recentEntry: JWSChainEntry? = nil
 
-    public init(anchors: TrustAnchors, capacity: Int = 1024) {
+    public convenience init(anchors: TrustAnchors, capacity: Int = 1024) {
+        self.init(anchors: anchors, capacity: capacity, build: JWSChainEntry.build)
+    }
+
+    /// - Parameter build: makes the entry of a chain not yet held.
+    init(
+        anchors: TrustAnchors, capacity: Int, build: @escaping @Sendable ([[UInt8]], TrustAnchors) -> JWSChainEntry
+    ) {
         self.anchors = anchors
-        self.capacity = capacity
-        entries = BytesKeyedCache(capacity: capacity)
+        entries = DigestKeyedCache(capacity: capacity, shards: capacity >= 256 ? 16 : 1)
+        self.capacity = entries.capacity
+        self.build = build
     }
 
     /// Distinct certificate sets verified so far and held.
     public var cachedChains: Int { entries.count }
 
     /// Checks `signature` (raw `r || s`, 64 bytes) over `signingInput` (the ASCII `header.payload`) with the
-    /// leaf of `certificates` (the decoded `x5c`), the chain to an anchor and its validity at `time` (epoch ms).
+    /// leaf of `certificates` (the decoded `x5c`), the chain to an anchor and its validity at `time` (epoch ms):
+    /// `establish`, then the standard trust policies (`TrustPolicies.standard`) judge what it established.
     public func verify(
+        signingInput: UnsafeRawBufferPointer, signature: [UInt8], chain: JWSCertificateChain, at time: Int64
+    ) -> JWSCheck {
+        var check = establish(signingInput: signingInput, signature: signature, chain: chain, at: time)
+        guard check.code == nil, let trust = check.trust else { return check }
+        if let failure = TrustPolicies.standard.judge(trust) {
+            check.code = failure.code
+            check.detail = failure.sentence(trust)
+        } else if !check.signatureVerified {
+            check.code = .untrustedChain
+            check.detail = "the signature was not checked"
+        }
+        return check
+    }
+
+    /// What the JWS's bytes decide (Apple's three certificates, the key kinds, the leaf's P-256 key, the ES256
+    /// signature), with the facts the trust policies judge (`check.trust`: the chain and `time`), without judging
+    /// them: the check's code is set only by a check of the bytes. A chain known to fail its trust policies, or
+    /// not valid at `time`, is not worth a signature check: the signature is then left unchecked
+    /// (`signatureVerified` false) for the policies to reject the JWS.
+    public func establish(
         signingInput: UnsafeRawBufferPointer, signature: [UInt8], chain: JWSCertificateChain, at time: Int64
     ) -> JWSCheck {
         guard chain.der.count == 3 else {
@@ -54,36 +100,14 @@ public final class JWSVerifier: @unchecked Sendable {
         }
         let entry = self.entry(chain)
         var check = JWSCheck(code: nil, detail: nil, leafSHA256: entry.leafSHA256)
-        switch entry.verdict {
-        case .untrusted(let why):
-            check.code = .untrustedChain
-            check.detail = why
-            return check
-        case .policy(let why):
-            check.code = .certificatePolicy
-            check.detail = why
-            return check
-        case .refusedKey(let why):
+        if case .refusedKey(let why) = entry.verdict {
             check.code = .unsupportedAlgorithm
             check.detail = why
             return check
-        case .trusted:
-            break
         }
-        if let w = entry.windows.first(where: { time > $0.notAfter }) {
-            check.code = .certificateExpired
-            check.detail =
-                "certificate \(w.subject) expired at \(UTCText.iso(w.notAfter)), before the JWS's "
-                + "signedDate \(UTCText.iso(time))"
-            return check
-        }
-        if let w = entry.windows.first(where: { time < $0.notBefore }) {
-            check.code = .certificateNotYetValid
-            check.detail =
-                "certificate \(w.subject) is valid only from \(UTCText.iso(w.notBefore)), after the "
-                + "JWS's signedDate \(UTCText.iso(time))"
-            return check
-        }
+        let facts = TrustFacts(chain: entry.chain, signedAt: time, timeName: "the JWS's signedDate")
+        check.trust = facts
+        guard facts.allHold else { return check }
         guard let key = entry.key else {
             check.code = .untrustedChain
             check.detail = "the leaf certificate holds no P-256 public key"
@@ -94,20 +118,21 @@ public final class JWSVerifier: @unchecked Sendable {
             check.detail = "an ES256 signature is 64 bytes (r || s); this one is \(signature.count)"
             return check
         }
-        if !Self.verifySHA256ECDSA(key: key, signature: der, message: signingInput) {
+        if Self.verifySHA256ECDSA(key: key, signature: der, message: signingInput) {
+            check.signatureVerified = true
+        } else {
             check.code = .badSignature
             check.detail = "the ES256 signature does not match header.payload"
         }
         return check
     }
 
-    /// The cached verdict of `chain`, reached once per distinct certificate set.
+    /// The cached verdict of `chain`, reached once per distinct certificate set while it is held. A miss is
+    /// built with no lock held.
     private func entry(_ chain: JWSCertificateChain) -> JWSChainEntry {
         let recent = recentLock.withLock { recentChain === chain ? recentEntry : nil }
         if let recent { return recent }
-        let entry = chain.key.withUnsafeBytes { k in
-            entries.value(for: k) { JWSChainEntry.build(chain.der, anchors: anchors) }
-        }
+        let entry = entries.value(for: chain.key) ?? entries.insert(build(chain.der, anchors), for: chain.key)
         recentLock.withLock {
             recentChain = chain
             recentEntry = entry
@@ -137,18 +162,15 @@ public final class JWSVerifier: @unchecked Sendable {
 /// Made once per distinct header.
 public final class JWSCertificateChain: Sendable {
     public let der: [[UInt8]]
-    /// The certificates, each after its 4-byte length, so that two different splits of the same bytes differ.
-    let key: [UInt8]
+    /// The SHA-256, computed by OpenSSL, of the certificates, each after its length (so that two different splits
+    /// of the same bytes differ).
+    let key: SHA256Digest
 
     public init(_ der: [[UInt8]]) {
         self.der = der
-        var key: [UInt8] = []
-        for c in der {
-            let n = UInt32(clamping: c.count)
-            key += [UInt8(n >> 24), UInt8((n >> 16) & 0xFF), UInt8((n >> 8) & 0xFF), UInt8(n & 0xFF)]
-            key += c
+        key = ContentHasher().sha256 { part in
+            for c in der { c.withUnsafeBytes { part($0) } }
         }
-        self.key = key
     }
 }
 
@@ -156,14 +178,15 @@ public final class JWSCertificateChain: Sendable {
 /// the leaf's public key. Immutable after creation.
 final class JWSChainEntry: @unchecked Sendable {
     let verdict: ChainVerdict
-    let windows: [CertificateWindow]
+    /// The facts the trust policies judge: the verdict and the certificates' validity.
+    let chain: VerifiedChain
     /// The leaf's EC P-256 key (owned), or nil when the leaf holds another kind.
     let key: OpaquePointer?
     let leafSHA256: String?
 
     init(verdict: ChainVerdict, windows: [CertificateWindow], key: OpaquePointer?, leafSHA256: String?) {
         self.verdict = verdict
-        self.windows = windows
+        self.chain = VerifiedChain(verdict, windows: windows)
         self.key = key
         self.leafSHA256 = leafSHA256
     }

@@ -15,8 +15,8 @@ public final class ReceiptVerdicts: @unchecked Sendable {
     struct Verdict {
         /// The chain the receipt names (`ChainKey`), looked up again on reuse.
         let chain: SHA256Digest
-        /// nil when the signature verified; otherwise the code and reason it was rejected with.
-        let failure: (code: ErrorCode, reason: VerifyOutcome.Reason)?
+        /// What the signature check concluded.
+        let signature: SignatureCheck
     }
 
     private let table: DigestKeyedCache<Verdict>
@@ -33,4 +33,14 @@ public final class ReceiptVerdicts: @unchecked Sendable {
 
     /// Verdicts held.
     public var count: Int { table.count }
+}
+
+/// What the bytes of one receipt decide about its signature.
+enum SignatureCheck: Sendable {
+    /// The signature matched the content.
+    case verified
+    /// Not checked: the chain is known to fail its trust policies, which reject the receipt.
+    case unchecked
+    /// Rejected, with the code and reason.
+    case failed(ErrorCode, VerifyOutcome.Reason)
 }

@@ -15,6 +15,10 @@ import ReceiptModel
 /// A receipt whose bytes were verified before in this run (the caller passes their SHA-256) reuses that
 /// signature verdict (`ReceiptVerdicts`); the validity of its chain at its own date is still judged per receipt.
 ///
+/// The verifier computes; the trust policies (`TrustPolicy`) judge. `establish` returns what the bytes decide with
+/// the facts of the chain and the signing time, which the run's policy list judges; `verify` applies the standard
+/// trust policies itself.
+///
 /// One per worker thread: it owns OpenSSL contexts, which must not be shared.
 /// The validation time is always passed in; the verifier never reads the clock.
 public final class ReceiptVerifier {
@@ -33,7 +37,8 @@ public final class ReceiptVerifier {
         recent.reserveCapacity(Self.recentCount)
     }
 
-    /// Checks the signature, the chain and the validity of every chain certificate at `time`.
+    /// Checks the signature, the chain and the validity of every chain certificate at `time`: `establish`, then the
+    /// standard trust policies (`TrustPolicies.standard`) judge what it established.
     ///
     /// - Parameters:
     ///   - der: the receipt bytes the parser read; every range of `container` except `content` indexes them.
@@ -49,7 +54,10 @@ public final class ReceiptVerifier {
         der: UnsafeRawBufferPointer, container: SignedDataView, content: UnsafeRawBufferPointer,
         at time: ValidationTime, creationDate: Int64?, receiptDigest: SHA256Digest? = nil
     ) -> VerifyOutcome {
-        check(der, container, content, time.resolve(creationDate: creationDate), receiptDigest)
+        establish(
+            der: der, container: container, content: content, at: time, creationDate: creationDate,
+            receiptDigest: receiptDigest
+        ).judged(by: TrustPolicies.standard)
     }
 
     /// `verify(der:container:content:at:creationDate:receiptDigest:)` at the fixed instant `validationTime`
@@ -58,13 +66,27 @@ public final class ReceiptVerifier {
         der: UnsafeRawBufferPointer, container: SignedDataView, content: UnsafeRawBufferPointer, validationTime: Int64,
         receiptDigest: SHA256Digest? = nil
     ) -> VerifyOutcome {
-        check(der, container, content, validationTime, receiptDigest)
+        let time = ValidationTime.instant(validationTime)
+        return check(der, container, content, validationTime, time.name, receiptDigest)
+            .judged(by: TrustPolicies.standard)
     }
 
-    /// The checks, with `validationTime` nil when there is no time to judge the validity dates at.
+    /// Everything the receipt's bytes decide (the signer, the algorithms, the digests and the RSA signature, in
+    /// that order), with the facts the trust policies judge (`outcome.trust`: the chain and the signing time),
+    /// without judging them: the outcome's error is set only by a check of the bytes. A chain known to fail its
+    /// trust policies is not worth a signature check: the signature is then left unchecked
+    /// (`signatureVerified` false) for the policies to reject the receipt. Parameters as for `verify`.
+    public func establish(
+        der: UnsafeRawBufferPointer, container: SignedDataView, content: UnsafeRawBufferPointer,
+        at time: ValidationTime, creationDate: Int64?, receiptDigest: SHA256Digest? = nil
+    ) -> VerifyOutcome {
+        check(der, container, content, time.resolve(creationDate: creationDate), time.name, receiptDigest)
+    }
+
+    /// The checks of the bytes, with `validationTime` nil when there is no time to judge the validity dates at.
     private func check(
         _ der: UnsafeRawBufferPointer, _ container: SignedDataView, _ content: UnsafeRawBufferPointer,
-        _ validationTime: Int64?, _ receiptDigest: SHA256Digest?
+        _ validationTime: Int64?, _ timeName: String, _ receiptDigest: SHA256Digest?
     ) -> VerifyOutcome {
         let alg = container.digestAlgorithm
         guard Self.rangesInside(der, container) else {
@@ -74,71 +96,70 @@ public final class ReceiptVerifier {
         if let receiptDigest, let seen = cache.signatures.verdict(for: receiptDigest),
             let entry = chain(key: seen.chain)
         {
-            return judge(seen.failure, entry, alg, validationTime)
+            return outcome(seen.signature, entry, alg, validationTime, timeName)
         }
         let entry = chain(der, container)
-        let failure = signatureFailure(der, container, content, entry)
+        let signature = signatureCheck(der, container, content, entry)
         if let receiptDigest {
-            cache.signatures.store(.init(chain: entry.key, failure: failure), for: receiptDigest)
+            cache.signatures.store(.init(chain: entry.key, signature: signature), for: receiptDigest)
         }
-        return judge(failure, entry, alg, validationTime)
+        return outcome(signature, entry, alg, validationTime, timeName)
     }
 
-    /// The outcome from the signature verdict, then every chain certificate's validity at the validation time.
-    private func judge(
-        _ failure: (code: ErrorCode, reason: VerifyOutcome.Reason)?, _ entry: ChainEntry, _ alg: DigestAlgorithm,
-        _ validationTime: Int64?
+    /// The outcome of the signature check, with the facts the trust policies judge.
+    private func outcome(
+        _ signature: SignatureCheck, _ entry: ChainEntry, _ alg: DigestAlgorithm, _ validationTime: Int64?,
+        _ timeName: String
     ) -> VerifyOutcome {
-        func outcome(_ code: ErrorCode?, _ reason: VerifyOutcome.Reason) -> VerifyOutcome {
-            VerifyOutcome(code, reason, entry: entry, digest: alg, time: validationTime)
+        let facts = TrustFacts(chain: entry.chain, signedAt: validationTime, timeName: timeName)
+        switch signature {
+        case .failed(let code, let reason):
+            return VerifyOutcome(code, reason, entry: entry, digest: alg, time: validationTime, trust: facts)
+        case .unchecked:
+            return VerifyOutcome(nil, .none, entry: entry, digest: alg, time: validationTime, trust: facts)
+        case .verified:
+            return VerifyOutcome(
+                nil, .none, entry: entry, digest: alg, time: validationTime, trust: facts, signatureVerified: true)
         }
-        if let failure { return outcome(failure.code, failure.reason) }
-        guard let validationTime else { return outcome(.malformedAttribute, .missingCreationDate) }
-        if validationTime > entry.validUntil { return outcome(.certificateExpired, .expired) }
-        if validationTime < entry.validFrom { return outcome(.certificateNotYetValid, .notYetValid) }
-        return outcome(nil, .none)
     }
 
-    /// Why the receipt's signature (or the chain it names) is not accepted, or nil when it is: everything that
-    /// the receipt's bytes alone decide. Cheap refusals come first, a chain known to fail before the signature.
-    private func signatureFailure(
+    /// What the receipt's bytes decide about its signature. Cheap refusals come first; a chain known to fail its
+    /// trust policies is left to them, before the signature is checked.
+    private func signatureCheck(
         _ der: UnsafeRawBufferPointer, _ container: SignedDataView, _ content: UnsafeRawBufferPointer,
         _ entry: ChainEntry
-    ) -> (code: ErrorCode, reason: VerifyOutcome.Reason)? {
-        guard entry.signerIndex != nil else { return (.signerNotFound, .signerNotFound) }
+    ) -> SignatureCheck {
+        guard entry.signerIndex != nil else { return .failed(.signerNotFound, .signerNotFound) }
         // Algorithms: SHA-1 or SHA-256, with RSA under either spelling of the signature algorithm.
         let alg = container.digestAlgorithm
-        guard let md = Digests.handle(alg) else { return (.unsupportedAlgorithm, .unsupportedDigest) }
+        guard let md = Digests.handle(alg) else { return .failed(.unsupportedAlgorithm, .unsupportedDigest) }
         switch container.signatureAlgorithm {
         case .rsaEncryption: break
         case .sha1WithRSA where alg == .sha1: break
         case .sha256WithRSA where alg == .sha256: break
-        default: return (.unsupportedAlgorithm, .unsupportedSignatureAlgorithm)
+        default: return .failed(.unsupportedAlgorithm, .unsupportedSignatureAlgorithm)
         }
         // A SignerInfo digest absent from the SignedData's list is an inconsistent signature declaration.
-        if container.digestAlgorithmMismatch { return (.badSignature, .digestAlgorithmMismatch) }
-        // A chain already known to fail (or to hold a refused key) is rejected before its signature is checked.
-        switch entry.verdict {
-        case .trusted: break
-        case .untrusted: return (.untrustedChain, .chain)
-        case .policy: return (.certificatePolicy, .chain)
-        case .refusedKey: return (.unsupportedAlgorithm, .chain)
-        }
-        guard let key = entry.publicKey else { return (.unsupportedAlgorithm, .unsupportedKey) }
+        if container.digestAlgorithmMismatch { return .failed(.badSignature, .digestAlgorithmMismatch) }
+        // A key of a kind no Apple certificate has is refused; a chain that fails its trust policies (no anchor,
+        // or without Apple's OIDs) is rejected by them, before its signature is checked.
+        if case .refusedKey = entry.verdict { return .failed(.unsupportedAlgorithm, .chain) }
+        guard entry.chain.anchored && entry.chain.policyOIDsOK else { return .unchecked }
+        guard let key = entry.publicKey else { return .failed(.unsupportedAlgorithm, .unsupportedKey) }
 
         // The signed digest: of the content, or of the signed attributes when present.
         var digest = SHA256Digest()
         guard digest.withUnsafeMutableBytes({ out in hasher.digest(md, content, into: out) }) else {
-            return (.badSignature, .signatureMismatch)
+            return .failed(.badSignature, .signatureMismatch)
         }
         if let attrs = container.signedAttributes {
-            guard let mdRange = container.messageDigest else { return (.badSignature, .missingMessageDigest) }
+            guard let mdRange = container.messageDigest else { return .failed(.badSignature, .missingMessageDigest) }
             let same = digest.withUnsafeBytes { d in
                 // mdRange lies inside der (rangesInside); d holds 32 >= md.size bytes.
                 mdRange.count == md.size && memcmp(der.baseAddress! + mdRange.lowerBound, d.baseAddress!, md.size) == 0
             }
-            guard same else { return (.badSignature, .messageDigestMismatch) }
-            guard attrs.count >= 2 else { return (.badSignature, .signatureMismatch) }
+            guard same else { return .failed(.badSignature, .messageDigestMismatch) }
+            guard attrs.count >= 2 else { return .failed(.badSignature, .signatureMismatch) }
             // The signature covers the DER SET OF attributes: the same bytes with the [0] IMPLICIT tag (0xA0)
             // replaced by SET (0x31). Digesting the new tag byte and then the rest is digesting a re-tagged copy.
             var setTag: UInt8 = 0x31
@@ -146,7 +167,7 @@ public final class ReceiptVerifier {
             let ok = Swift.withUnsafeBytes(of: &setTag) { tag in
                 digest.withUnsafeMutableBytes { out in hasher.digest(md, tag, rest, into: out) }
             }
-            guard ok else { return (.badSignature, .signatureMismatch) }
+            guard ok else { return .failed(.badSignature, .signatureMismatch) }
         }
 
         // RSA PKCS #1 v1.5: the DigestInfo inside the signature must name `md` and hold `digest`.
@@ -156,7 +177,7 @@ public final class ReceiptVerifier {
             pkcs1.verify(
                 key, signature: signature, digest: UnsafeRawBufferPointer(rebasing: d[0..<md.size]), algorithm: alg)
         }
-        return verified ? nil : (.badSignature, .signatureMismatch)
+        return verified ? .verified : .failed(.badSignature, .signatureMismatch)
     }
 
     /// The chain entry for `der`'s certificates and signer identifier: one of this worker's recent chains when

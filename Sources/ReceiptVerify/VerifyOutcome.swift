@@ -15,11 +15,19 @@ public struct VerifyOutcome: Sendable {
     /// creation date to judge its certificates at.
     public let validationTime: Int64?
 
+    /// What the trust policies judge of this receipt (its chain and signing time); nil when verification stopped
+    /// before the chain was known.
+    public let trust: TrustFacts?
+    /// True when the RSA signature was checked and matched. False also when it was not checked because the chain
+    /// is known to fail its trust policies (`ReceiptVerifier.establish` leaves that to them).
+    public let signatureVerified: Bool
+
     let reason: Reason
     let entry: ChainEntry?
 
     init(
-        _ error: ErrorCode?, _ reason: Reason, entry: ChainEntry?, digest: DigestAlgorithm, time: Int64?
+        _ error: ErrorCode?, _ reason: Reason, entry: ChainEntry?, digest: DigestAlgorithm, time: Int64?,
+        trust: TrustFacts? = nil, signatureVerified: Bool = false
     ) {
         self.error = error
         self.reason = reason
@@ -27,10 +35,26 @@ public struct VerifyOutcome: Sendable {
         self.signerSHA256 = entry?.signerSHA256
         self.digestAlgorithm = digest
         self.validationTime = time
+        self.trust = trust
+        self.signatureVerified = signatureVerified
     }
 
-    /// True when the receipt is authentic at its creation date.
-    public var verified: Bool { error == nil }
+    /// True when the receipt is authentic at its creation date (on an outcome of `establish`, before the trust
+    /// policies judged it: only that nothing the receipt's bytes decide failed and the signature matched).
+    public var verified: Bool { error == nil && signatureVerified }
+
+    /// This outcome once `policies` have judged its trust facts: the first failure becomes its error. An outcome
+    /// already rejected stays as it is; one whose signature was not checked is never left verified.
+    func judged(by policies: [any TrustPolicy]) -> VerifyOutcome {
+        guard error == nil, let trust else { return self }
+        func rejected(_ code: ErrorCode, _ reason: Reason) -> VerifyOutcome {
+            VerifyOutcome(
+                code, reason, entry: entry, digest: digestAlgorithm, time: validationTime, trust: trust,
+                signatureVerified: signatureVerified)
+        }
+        if let failure = policies.judge(trust) { return rejected(failure.code, Reason(failure.kind)) }
+        return signatureVerified ? self : rejected(.untrustedChain, .chain)
+    }
 
     /// The verifyReceipt status for this outcome.
     public var status: ReceiptStatus { error?.status ?? .valid }
@@ -62,6 +86,16 @@ public struct VerifyOutcome: Sendable {
         case expired
         case notYetValid
 
+        /// The reason behind a trust policy's failure.
+        init(_ kind: TrustFailure.Kind) {
+            switch kind {
+            case .untrusted, .policy: self = .chain
+            case .expired: self = .expired
+            case .notYetValid: self = .notYetValid
+            case .noSigningTime: self = .missingCreationDate
+            }
+        }
+
         func sentence(entry: ChainEntry?, time: Int64?, timeName: String) -> String {
             switch self {
             case .none:
@@ -69,7 +103,7 @@ public struct VerifyOutcome: Sendable {
             case .malformedRanges:
                 return "the container's parts lie outside the receipt bytes"
             case .missingCreationDate:
-                return "the receipt has no creation date (attribute 12), the time its certificates must be valid at"
+                return trustSentence(.noSigningTime)
             case .signerNotFound:
                 return "the SignerInfo's issuer and serial number match none of the \(entry?.certificateCount ?? 0) "
                     + "embedded certificates"
@@ -90,17 +124,14 @@ public struct VerifyOutcome: Sendable {
             case .chain:
                 return entry?.verdict.sentence ?? "the certificate chain could not be verified"
             case .expired:
-                guard let entry, let time, let w = entry.windows.first(where: { time > $0.notAfter }) else {
-                    return "a certificate of the chain had expired at \(timeName)"
-                }
-                return "certificate \(w.subject) expired at \(UTCText.iso(w.notAfter)), before \(timeName) "
-                    + UTCText.iso(time)
+                return trustSentence(.expired)
             case .notYetValid:
-                guard let entry, let time, let w = entry.windows.first(where: { time < $0.notBefore }) else {
-                    return "a certificate of the chain was not yet valid at \(timeName)"
-                }
-                return "certificate \(w.subject) is valid only from \(UTCText.iso(w.notBefore)), after \(timeName) "
-                    + UTCText.iso(time)
+                return trustSentence(.notYetValid)
+            }
+
+            func trustSentence(_ kind: TrustFailure.Kind) -> String {
+                let chain = entry?.chain ?? VerifiedChain(.untrusted(""), windows: [])
+                return TrustFailure(kind).sentence(TrustFacts(chain: chain, signedAt: time, timeName: timeName))
             }
         }
     }

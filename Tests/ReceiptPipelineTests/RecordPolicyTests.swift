@@ -13,14 +13,25 @@ struct RecordFacts: Sendable, CustomStringConvertible {
     var appTransactionType: String? = "Production"
     var bundleID: String? = "com.example.policies"
     var applicationVersion: String? = "1.2"
+    /// When the record was signed: the receipt's creation date (attribute 12) and the app transaction's
+    /// `receiptCreationDate`.
+    var signedAt: Int64 = RecordFacts.created
+    /// The chain each generation is signed with (the same fault in each test PKI).
+    var receiptChain: TestPKI.Variant = .valid
+    var jwsChain: JWSFactory.Kind = .good
 
     var description: String {
         "type \(receiptType ?? "-")/\(appTransactionType ?? "-"), bundle \(bundleID ?? "-"), version "
-            + (applicationVersion ?? "-")
+            + "\(applicationVersion ?? "-"), signed at \(signedAt), chains \(receiptChain)/\(jwsChain)"
     }
 
     /// 2024-03-01T00:00:00Z: inside both test PKIs' leaf validity.
     static let created: Int64 = 1_709_251_200_000
+
+    /// Epoch milliseconds of an ISO 8601 UTC time.
+    static func ms(_ iso: String) -> Int64 {
+        Int64(ISO8601DateFormatter().date(from: iso)!.timeIntervalSince1970 * 1000)
+    }
 
     func receipt(_ pki: TestPKI) -> [UInt8] {
         var b = PayloadBuilder()
@@ -28,15 +39,15 @@ struct RecordFacts: Sendable, CustomStringConvertible {
         b.integer(1, 0)
         if let bundleID { b.utf8(2, bundleID) }
         if let applicationVersion { b.utf8(3, applicationVersion) }
-        b.date(12, Self.created)
+        b.date(12, signedAt)
         b.utf8(19, "1.0")
-        return ReceiptSigner.sign(payload: b.encode(), identity: pki.identity(.valid))
+        return ReceiptSigner.sign(payload: b.encode(), identity: pki.identity(receiptChain))
     }
 
     /// The fields of Apple's AppTransaction payload (`JWSAppTransactionDecodedPayload`).
     var appTransaction: [String: Any] {
         var p: [String: Any] = [
-            "appAppleId": 0, "versionExternalIdentifier": 0, "receiptCreationDate": Self.created,
+            "appAppleId": 0, "versionExternalIdentifier": 0, "receiptCreationDate": signedAt,
             "originalPurchaseDate": Self.created - 86_400_000, "originalApplicationVersion": "1.0",
             "deviceVerification": "AAAA", "deviceVerificationNonce": "5a1e1c9e-3f5b-4c5e-9f5c-3a2d1b0c9e8f",
             "appTransactionId": "704512345678901234", "originalPlatform": "iOS",
@@ -88,7 +99,7 @@ struct RecordFacts: Sendable, CustomStringConvertible {
         -> [(receipt: [Cell], jws: [Cell])]
     {
         let receipt = Data(facts.receipt(receiptPKI)).base64EncodedString()
-        let jws = JWSFactory(pki: jwsPKI).sign(facts.appTransaction)
+        let jws = JWSFactory(pki: jwsPKI).sign(facts.appTransaction, kind: facts.jwsChain)
         return try [true, false].map { verify in
             let rows = try export([receipt, jws], verify: verify, configure)
             #expect(rows.count == 2)
@@ -149,6 +160,45 @@ struct RecordFacts: Sendable, CustomStringConvertible {
         try Self.expect(RecordFacts(applicationVersion: version), allowed ? (0, nil) : (21003, "wrong_app_version")) {
             $0.appVersions = ["1.2", "2.0"]
         }
+    }
+
+    /// (facts, error_code): the same fault of trust in each generation. 2039-06-01 is after both test PKIs'
+    /// leaves end (2038 and 2035), 2009-06-01 before both begin (2010 and 2015); the foreign chains end at roots
+    /// the run does not trust; the intermediates without Apple's WWDR OID are issued by the trusted roots.
+    static let trustCases: [(RecordFacts, String)] = [
+        (RecordFacts(signedAt: RecordFacts.ms("2039-06-01T00:00:00Z")), "certificate_expired"),
+        (RecordFacts(receiptChain: .expiredLeaf, jwsChain: .expiredAtSignedDate), "certificate_expired"),
+        (RecordFacts(signedAt: RecordFacts.ms("2009-06-01T00:00:00Z")), "certificate_not_yet_valid"),
+        (RecordFacts(receiptChain: .foreignCA, jwsChain: .otherRoot), "untrusted_chain"),
+        (
+            RecordFacts(receiptChain: .intermediateWithoutPolicy, jwsChain: .missingIntermediateOID),
+            "certificate_policy"
+        ),
+        (RecordFacts(receiptChain: .developerLeaf, jwsChain: .missingLeafOID), "certificate_policy"),
+    ]
+
+    /// The trust policies at the head of the list give a receipt and an app transaction with the same fault the
+    /// same verdict; with `--no-verify` nothing is established, so neither is judged.
+    @Test(arguments: 0..<trustCases.count)
+    func eachTrustPolicyGivesBothGenerationsTheSameVerdict(_ k: Int) throws {
+        let (facts, code) = Self.trustCases[k]
+        let both = try Self.verdicts(facts) { _ in }
+        let expected: [Cell] = [.i(21003), .s(code)]
+        #expect(both[0].receipt == expected, "receipt, verified, \(facts)")
+        #expect(both[0].jws == expected, "app transaction, verified, \(facts)")
+        #expect(both[1].receipt == [.i(0), .null], "receipt, --no-verify, \(facts)")
+        #expect(both[1].jws == [.i(0), .null], "app transaction, --no-verify, \(facts)")
+    }
+
+    /// A trust failure comes before the other policies: a record both signed outside its chain's validity and of
+    /// the wrong environment is rejected for its certificates.
+    @Test func theTrustPoliciesComeFirstInTheList() throws {
+        let facts = RecordFacts(signedAt: RecordFacts.ms("2039-06-01T00:00:00Z"))
+        let both = try Self.verdicts(facts) { $0.environment = .sandbox }
+        #expect(both[0].receipt == [.i(21003), .s("certificate_expired")])
+        #expect(both[0].jws == [.i(21003), .s("certificate_expired")])
+        #expect(both[1].receipt == [.i(21008), .s("wrong_environment")])
+        #expect(both[1].jws == [.i(21008), .s("wrong_environment")])
     }
 
     /// A JWS transaction describes a purchase, not an installed app: `--app-version` does not judge it, while the

@@ -177,4 +177,35 @@ struct ReceiptVerifierTests {
         #expect(
             receipt.verify(with: verifier, at: TestPKI.leafNotBefore * 1000 - 1000).error == .certificateNotYetValid)
     }
+
+    /// `establish` only computes: a chain without an anchor is left to the trust policies, its signature
+    /// unchecked; an expired leaf's signature is checked and its dates left to them; `verify` judges both.
+    @Test func establishLeavesTheTrustFactsToThePolicies() throws {
+        let verifier = try TestCA.verifier()
+        func establish(_ r: ParsedReceipt) -> VerifyOutcome {
+            r.der.withUnsafeBytes { d in
+                r.content.withUnsafeBytes { c in
+                    verifier.establish(
+                        der: d, container: r.container, content: c, at: .receiptCreationDate,
+                        creationDate: r.creationDate)
+                }
+            }
+        }
+        let foreign = try TestCA.receipt(.foreignCA)
+        let untrusted = establish(foreign)
+        #expect(untrusted.error == nil)
+        #expect(!untrusted.signatureVerified)
+        #expect(untrusted.trust?.chain.anchored == false)
+        #expect(foreign.verify(with: verifier).error == .untrustedChain)
+
+        let expiredLeaf = try TestCA.receipt(.expiredLeaf)
+        let expired = establish(expiredLeaf)
+        #expect(expired.error == nil)
+        #expect(expired.signatureVerified)
+        let facts = try #require(expired.trust)
+        #expect(facts.chain.anchored && facts.chain.policyOIDsOK)
+        #expect(try #require(facts.signedAt) > facts.chain.validUntil)
+        #expect(TrustPolicies.standard.judge(facts) == TrustFailure(.expired))
+        #expect(expiredLeaf.verify(with: verifier).error == .certificateExpired)
+    }
 }

@@ -27,7 +27,7 @@ public struct DeviceHashPolicy: RecordPolicy {
             let matches = id.withBytes { device in
                 DeviceHash.matches(
                     device: device, opaque: receipt.bytes(f.opaqueValue) ?? none,
-                    bundleDER: receipt.bytes(f.bundleIDDER) ?? none, expected: expected)
+                    bundleDER: receipt.bytes(f.bundleIDDER) ?? none, expected: expected, hasher: record.hasher)
             }
             verdict.deviceHashMatches = matches
             if !matches && required {
