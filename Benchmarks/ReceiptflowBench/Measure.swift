@@ -45,8 +45,11 @@ enum Measure {
 
     /// Resets VmHWM to the current RSS (Linux: writing 5 to /proc/self/clear_refs), so that the next
     /// `peakRSSMB()` is the peak of what runs in between. Returns false when the kernel does not allow it.
+    /// Freed heap memory is first handed back to the system (malloc_trim), so that what an earlier step freed
+    /// (the corpus generated in the same process) is not counted in the next peak.
     @discardableResult
     static func resetPeakRSS() -> Bool {
+        rf_malloc_trim()
         let fd = open("/proc/self/clear_refs", O_WRONLY)
         guard fd >= 0 else { return false }
         defer { close(fd) }
