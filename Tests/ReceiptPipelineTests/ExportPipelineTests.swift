@@ -119,7 +119,8 @@ private func string(_ v: Any?) -> String? { v as? String }
     @Test func theHistoryMergeIsAPhaseOfItsOwnAfterEveryRecord() throws {
         /// What the history step saw of the run's progress while it ran.
         final class Seen: @unchecked Sendable {
-            var pipeline: ExportPipeline? = nil
+            // Weak: the pipeline holds the history step, which holds this (a strong reference would be a cycle).
+            weak var pipeline: ExportPipeline? = nil
             var during: RunResult? = nil
         }
         let out = corpus.temporaryDirectory("phases")
