@@ -56,14 +56,14 @@ build() {  # name
     der) build_target der Sources/ReceiptModel/*.swift Sources/ReceiptDER/*.swift Fuzz/DERFuzz.swift ;;
     ndjson) build_target ndjson Sources/ReceiptModel/*.swift Sources/ReceiptIO/NDJSONScanner.swift \
         Sources/ReceiptIO/JSONString.swift Sources/ReceiptIO/Base64.swift Sources/CSIMD/*.c Fuzz/NDJSONFuzz.swift ;;
-    zstd) build_target zstd Sources/CZstd Sources/CZlib Sources/ReceiptIO/ByteSource.swift Sources/ReceiptIO/InputError.swift \
+    zstd) build_target zstd Sources/CZstd Sources/CZlib Sources/ReceiptModel/RawPath.swift Sources/ReceiptModel/Lock.swift Sources/ReceiptIO/ByteSource.swift Sources/ReceiptIO/InputError.swift \
         Sources/ReceiptIO/ZstdByteSource.swift Sources/ReceiptIO/GzipByteSource.swift Sources/ReceiptIO/InputSniffer.swift \
         Sources/ReceiptIO/InputOpener.swift Sources/ReceiptIO/RecordBatch.swift Sources/ReceiptIO/RecordReader.swift \
         Fuzz/ZstdFuzz.swift ;;
     jws) build_target jws Sources/COpenSSL Sources/CSIMD/*.c Sources/ReceiptModel/*.swift Sources/ReceiptDER/*.swift \
-        Sources/ReceiptVerify/*.swift Sources/ReceiptJWS/*.swift Fuzz/JWSFuzz.swift ;;
+        Sources/ReceiptVerify/*.swift Sources/ReceiptVerify/TrustPolicies/*.swift Sources/ReceiptJWS/*.swift Fuzz/JWSFuzz.swift ;;
     jwsline) build_target jwsline Sources/COpenSSL Sources/CSIMD/*.c Sources/ReceiptModel/*.swift \
-        Sources/ReceiptDER/*.swift Sources/ReceiptVerify/*.swift Sources/ReceiptJWS/*.swift \
+        Sources/ReceiptDER/*.swift Sources/ReceiptVerify/*.swift Sources/ReceiptVerify/TrustPolicies/*.swift Sources/ReceiptJWS/*.swift \
         Sources/ReceiptIO/NDJSONScanner.swift Sources/ReceiptIO/JSONString.swift Sources/ReceiptIO/Base64.swift \
         Sources/ReceiptIO/JWSDetector.swift Sources/ReceiptIO/RecordBatch.swift Sources/ReceiptPipeline/LineDecoder.swift \
         Sources/ReceiptPipeline/JWSLine.swift Sources/ReceiptPipeline/DeviceIdentifier.swift \
