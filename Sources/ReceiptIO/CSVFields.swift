@@ -52,7 +52,9 @@ public enum CSVFields {
     /// Calls `body(index, cell)` for every field of `row` in order; returns the number of fields, or the first
     /// problem (fields before it have been handed out).
     @inline(__always)
-    public static func split(_ row: UnsafeRawBufferPointer, _ body: (Int, CSVCell) -> Void) -> Result<Int, CSVProblem> {
+    public static func split(_ row: UnsafeRawBufferPointer, _ body: (Int, CSVCell) -> Void)
+        -> Swift.Result<Int, CSVProblem>
+    {
         let n = row.count
         guard n > 0, let base = row.baseAddress else {
             body(0, CSVCell(range: 0..<0, escaped: false))
