@@ -57,11 +57,6 @@ extension RecordReader {
     /// buffered (blank or not); a shorter line of only blanks between rows is counted, as in any input.
     func fillCSV(_ batch: RecordBatch, _ header: CSVHeader, consumedBefore: Int) throws(InputError) -> Bool {
         batch.format = .csv(header)
-        if ended && carryCount == 0 && !csvSkipping {
-            batch.inputBytes = source.bytesConsumed - consumedBefore
-            batch.endLine = max(line - 1, 0)
-            return batch.inputBytes > 0
-        }
         let buf = batch.storage
         let cap = batch.capacity
         var filled = 0

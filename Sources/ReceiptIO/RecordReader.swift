@@ -85,12 +85,12 @@ public final class RecordReader {
         batch.reset()
         batch.sourceIndex = sourceIndex
         batch.sourceName = name
-        let consumedBefore = source.bytesConsumed
-        if !headerChecked { try readHeader(capacity: batch.capacity) }
-        if case .csv(let header) = format { return try fillCSV(batch, header, consumedBefore: consumedBefore) }
         if ended && carryCount == 0 { return false }
         let buf = batch.storage
         let cap = batch.capacity
+        let consumedBefore = source.bytesConsumed
+        if !headerChecked { try readHeader(capacity: cap) }
+        if case .csv(let header) = format { return try fillCSV(batch, header, consumedBefore: consumedBefore) }
         var filled = 0
         if carryCount > 0, let carry {
             // In range: carryCount <= cap (it came from a batch of the same capacity).

@@ -172,6 +172,15 @@ private let header = Array("id,receipt_data\n".utf8)
         #expect(try read(Array("id,blob\n1,QUJD\n".utf8), named).records.map(\.text) == ["1,QUJD"])
     }
 
+    @Test func aHeaderAloneMakesNoRecordWithOrWithoutItsLineEnd() throws {
+        for (text, blanks) in [("receipt_data", 0), ("receipt_data\n", 0), ("id,receipt_data\r\n\r\n", 1)] {
+            let got = try read(Array(text.utf8), ReaderOptions())
+            #expect(got.records.isEmpty, "\(text)")
+            #expect(got.blankLines == blanks, "\(text)")
+            #expect(got.ends.last?.endLine == 1 + blanks, "\(text)")
+        }
+    }
+
     @Test func anUnterminatedQuoteRunsToTheEndOfTheInputAsOneRow() throws {
         let text = "id,receipt\n1,QUJD\n2,\"QU\nJD\n3,QUJD\n"
         let got = try read(Array(text.utf8), ReaderOptions())
