@@ -79,11 +79,15 @@ extension RecordReader {
         scanning: while true {
             while scanned < filled {
                 if csvSkipping {
-                    // Line feeds inside the dropped row's quotes count as lines; its bytes are dropped.
-                    guard
-                        let end = CSVFramer.rowEnd(
-                            buf, from: scanned, to: filled, state: &csvSkipState, newlines: &line)
-                    else {
+                    // Line feeds inside the dropped row's quotes count as lines; its bytes are dropped. Locals, not
+                    // the reader's properties, are passed inout, which keeps the properties' access checks static.
+                    var skipState = csvSkipState
+                    var skippedLines = 0
+                    let found = CSVFramer.rowEnd(
+                        buf, from: scanned, to: filled, state: &skipState, newlines: &skippedLines)
+                    csvSkipState = skipState
+                    line += skippedLines
+                    guard let end = found else {
                         filled = rowStart
                         scanned = rowStart
                         break

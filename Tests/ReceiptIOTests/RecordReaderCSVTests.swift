@@ -1,4 +1,6 @@
+import Foundation
 import ReceiptIO
+import ReceiptTestSupport
 import Testing
 
 /// One read of a whole input: the records as (line, text, tooLarge), blank lines, and each batch's end line with
@@ -237,6 +239,25 @@ private let header = Array("id,receipt_data\n".utf8)
             }
             #expect(ok, "\(r.text)")
             row.removeAll()
+        }
+    }
+
+    /// The committed inputs of the `csv` fuzz target (Fuzz/corpus/csv), with its options and arrival: the reader's
+    /// rows are the reference's.
+    @Test func theCSVFuzzCorpusReadsAsTheReferenceRows() throws {
+        let options = ReaderOptions(maxRecordSize: 64, batchBytes: 256, maxRecordsPerBatch: 4)
+        let dir = Fixtures.packageRoot.appendingPathComponent("Fuzz/corpus/csv")
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { !$0.hasPrefix(".") }
+        #expect(names.count >= 3)
+        for name in names.sorted() {
+            let body = [UInt8](try Data(contentsOf: dir.appendingPathComponent(name)))
+            let last = body.last ?? 0
+            let chunk = last & 1 == 1 ? 1 + Int(last >> 1) : 1 << 20
+            let got = try read(header + body, options, chunk: chunk)
+            let want = referenceRows(body, firstLine: 2, maxSize: options.maxRecordSize)
+            #expect(got.records.map(\.line) == want.records.map(\.line), "\(name)")
+            #expect(got.records.map(\.text) == want.records.map(\.text), "\(name)")
+            #expect(got.blankLines == want.blankLines, "\(name)")
         }
     }
 }
