@@ -16,8 +16,9 @@ let exportUsage = """
     Validates every receipt and JWS of the inputs and writes receipts.<ext>, transactions.<ext>, renewals.<ext>
     (JWS renewal infos; not with ndjson), purchases.<ext> and subscriptions.<ext> (the purchase history) and
     summary.json to DIR, all made visible together (summary.json last) or not at all.
-    INPUT is a file or - for standard input (the default): NDJSON or one base64 receipt per line, plain or
-    compressed with gzip or zstd, detected from content.
+    INPUT is a file or - for standard input (the default): NDJSON, CSV with a header line naming the receipt
+    field (the field options then name its columns), or one base64 receipt per line, plain or compressed with
+    gzip or zstd, detected from content.
 
     options:
       --out DIR                      output directory (created); - writes receipts rows to standard output
@@ -29,17 +30,18 @@ let exportUsage = """
       --trust-anchor PATH            root certificate (DER or PEM), repeatable, instead of Apple's roots,
                                      which are built in (Apple Inc. Root, Apple Root CA - G3)
       --no-verify                    decode only; rows say verified = false
-      --field NAME                   JSON key of the receipt (default: receipt-data, receipt_data, receipt)
-      --id-field NAME                JSON key copied into record_id (default: id)
+      --field NAME                   JSON key or CSV column of the receipt (default: receipt-data,
+                                     receipt_data, receipt)
+      --id-field NAME                JSON key or CSV column copied into record_id (default: id)
       --environment production|sandbox|any
                                      accept only that environment; others (Xcode, LocalTesting and none
                                      included) get 21007 / 21008 (default any)
       --bundle-id ID                 accept only receipts of this app; repeatable
       --app-version V                accept only receipts and app transactions of this application version;
                                      repeatable
-      --device-id-field NAME         JSON key of each record's device identifier (a UUID, a MAC address or
-                                     12 or 32 hex digits): device_hash_matches says whether the receipt's
-                                     hash (attribute 5) is that device's
+      --device-id-field NAME         JSON key or CSV column of each record's device identifier (a UUID, a
+                                     MAC address or 12 or 32 hex digits): device_hash_matches says whether
+                                     the receipt's hash (attribute 5) is that device's
       --require-device-match         reject a receipt whose hash is not its record's device's (21003)
       --threads N                    worker threads (default: all cores)
       --max-record-size BYTES        longest input line accepted (default 1048576)
