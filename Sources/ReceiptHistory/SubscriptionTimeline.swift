@@ -72,7 +72,8 @@ func sweepSubscriptionStates(
             snapshot = DailySnapshot(
                 column: .active, period: Int(making!), trial: m.isTrialPeriod,
                 intro: m.isInIntroOfferPeriod && !m.isTrialPeriod)
-        case "grace_period": snapshot = DailySnapshot(column: .gracePeriod, period: next - 1, trial: false, intro: false)
+        case "grace_period":
+            snapshot = DailySnapshot(column: .gracePeriod, period: next - 1, trial: false, intro: false)
         case "billing_retry":
             snapshot = DailySnapshot(column: .billingRetry, period: next - 1, trial: false, intro: false)
         case "unknown": snapshot = DailySnapshot(column: .unknown, period: next - 1, trial: false, intro: false)

@@ -83,7 +83,8 @@ enum HistoryCSV {
         var out = line(dailyColumns.map { .string($0) })
         for d in rows {
             let date = String(timestamp(d.day * 86_400_000).prefix(10))
-            out += line([.string(date), .string(d.environment), .string(d.bundleID), .string(d.productID)])
+            out +=
+                line([.string(date), .string(d.environment), .string(d.bundleID), .string(d.productID)])
                 .dropLast() + "," + d.counts.map(String.init).joined(separator: ",") + "\n"
         }
         return out

@@ -28,7 +28,8 @@ struct SubscriptionTimelineTests {
         #expect(t.dailyCSV.hasPrefix("day,environment,bundle_id,product_id,active,active_trial,active_intro,"))
     }
 
-    @Test("the last day's snapshot is the subscriptions' state counts; any day's is an as-of export's", arguments: 0..<6)
+    @Test(
+        "the last day's snapshot is the subscriptions' state counts; any day's is an as-of export's", arguments: 0..<6)
     func identities(seed: UInt64) throws {
         var rng = Random(seed: seed + 1)
         let (receipts, renewals) = randomCorpus(&rng)
@@ -47,7 +48,8 @@ struct SubscriptionTimelineTests {
         }
         // Flow columns count the events of their day.
         let flows = t.daily.reduce(0) { n, r in
-            n + ["starts", "reactivations", "conversions", "renewals", "product_changes", "refunds", "expirations"]
+            n
+                + ["starts", "reactivations", "conversions", "renewals", "product_changes", "refunds", "expirations"]
                 .reduce(0) { $0 + Int(r[$1]!)! }
         }
         let horizon = t.result.asOf!
@@ -77,7 +79,9 @@ struct SubscriptionTimelineTests {
     func snapshotByProduct(_ daily: [[String: String]], on d: String) -> [String: [String: Int]] {
         var out: [String: [String: Int]] = [:]
         for r in daily where r["day"] == d {
-            for s in Self.snapshot where r[s] != "0" { out[r["product_id"]!, default: [:]][s, default: 0] += Int(r[s]!)! }
+            for s in Self.snapshot where r[s] != "0" {
+                out[r["product_id"]!, default: [:]][s, default: 0] += Int(r[s]!)!
+            }
         }
         return out
     }
