@@ -54,8 +54,8 @@ public struct EarlierRun: Sendable, Equatable {
     /// What `receiptflow report` (or `export --report`) writes beside a run.
     public static let reportFiles = ["report-data.json", "report.html"]
 
-    /// `purchases.<ext>` and `subscriptions.<ext>`.
+    /// `purchases.<ext>`, `subscriptions.<ext>`, `events.<ext>` and `daily.<ext>`.
     public static func historyFiles(_ format: OutputFormat) -> [String] {
-        ["purchases", "subscriptions"].map { "\($0).\(format.fileExtension)" }
+        ["purchases", "subscriptions", "events", "daily"].map { "\($0).\(format.fileExtension)" }
     }
 }

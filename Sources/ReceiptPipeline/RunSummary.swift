@@ -73,6 +73,7 @@ public struct RunSummary: Sendable {
             for (state, n) in ClosingLine.byState(history) { byState[state] = .integer(n) }
             object["history"] = [
                 "purchases": .integer(history.purchases), "subscriptions": .integer(history.subscriptions),
+                "events": .integer(history.events ?? 0), "daily": .integer(history.daily ?? 0),
                 "spilled_bytes": .integer(history.spilledBytes), "subscriptions_by_state": .object(byState),
             ]
             object["history_from_unverified_records"] = .bool(!verify)

@@ -8,7 +8,9 @@
 /// after a run that was killed. Files that are not ours are never touched.
 public enum OutputFolder {
     /// Table names, written as `NAME.<ext>` by a plain run and as a folder `NAME/part-NNNNN.<ext>` by a parts run.
-    public static let tables = ["receipts", "transactions", "renewals", "purchases", "subscriptions"]
+    public static let tables = [
+        "receipts", "transactions", "renewals", "purchases", "subscriptions", "events", "daily",
+    ]
     /// Files of a run beside the tables (the manifest's log of a parts run; the report's aggregates and page:
     /// `receiptflow report`).
     public static let runFiles = [

@@ -488,5 +488,5 @@ func finishHistory(
         asOf: setup.asOf, format: setup.format, metadata: metadata, options: options, unit: unit)
     return HistorySummary(
         asOf: r.asOf, purchases: r.purchases, subscriptions: r.subscriptions, spilledBytes: r.spilledBytes,
-        subscriptionsByState: r.subscriptionsByState)
+        subscriptionsByState: r.subscriptionsByState, events: r.events, daily: r.daily)
 }

@@ -149,7 +149,7 @@ struct PurchaseRulesTests {
         let (t, dir) = try runHistory([(batch([r]), 0)], memoryBudget: 1)
         #expect(t.result.spilledBytes > 0)
         let names = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
-        #expect(names == ["purchases.csv", "subscriptions.csv"])
+        #expect(names == ["daily.csv", "events.csv", "purchases.csv", "subscriptions.csv"])
     }
 
     @Test("--as-of parses RFC 3339 times and dates, and rejects malformed ones")

@@ -45,7 +45,7 @@ struct FailSafeOutputTests {
     private func files(_ format: String, parts: Bool = false) -> Set<String> {
         let tables = format == "ndjson" ? ["receipts"] : ["receipts", "transactions", "renewals"]
         // The purchase-history tables are single files in both modes.
-        let history = ["purchases", "subscriptions"].map { "\($0).\(format)" }
+        let history = ["purchases", "subscriptions", "events", "daily"].map { "\($0).\(format)" }
         return Set(
             parts
                 ? tables.map { $0 + "/" } + ["manifest.json"]
