@@ -12,6 +12,8 @@ public struct HistoryResult: Sendable {
     public var spilledBytes: Int64 = 0
     /// Rows of `subscriptions` by their `state`.
     public var subscriptionsByState: [String: Int64] = [:]
+    /// Bytes of the history state written for a later run (`HistoryStateFormat`).
+    public var stateBytes: Int64 = 0
 }
 
 /// The history stage: collects one occurrence per in-app entry of every contributing receipt of the written
@@ -31,22 +33,28 @@ public final class HistoryCollector {
     public static let memoryVariable = "RECEIPTFLOW_HISTORY_MEMORY"
 
     public let directory: String
+    /// The names of the chain's inputs (the `source` column): a base's, then this run's.
     public let inputs: [String]
     /// The spill root (removed by `removeSpill`).
     public let spillRoot: String
     private let budget: Int
     private let resumable: Bool
     /// Greatest creation date of the contributing records seen (the data horizon).
-    private var horizon: Int64? = nil
+    var horizon: Int64? = nil
     /// Purchases merged in memory, spilled to `purchases` when they exceed the budget.
     private var table = PurchaseTable()
-    private let purchases: SpillStore<PurchaseRecord>
+    let purchases: SpillStore<PurchaseRecord>
     /// The newest counting renewal info per (environment, original_transaction_id).
-    private let renewals: SpillStore<RenewalRecord>
+    let renewals: SpillStore<RenewalRecord>
+    /// The history state of the run this one continues (`continueChain`), merged in by `finish`.
+    var base: HistoryStateFile? = nil
+    /// Index in `inputs` of this run's first input: the base's input count.
+    var inputOffset = 0
 
     /// - Parameters:
     ///   - directory: the output directory (the spill goes inside it).
-    ///   - inputs: the inputs as named on the command line (the `source` column).
+    ///   - inputs: the inputs as named on the command line (the `source` column); on a base, the base's inputs
+    ///     (`HistoryStateHeader.inputs`) first.
     ///   - resumable: a parts run: the spill lives in `resumableFolder` and is sealed per part.
     public init(directory: String, inputs: [String], resumable: Bool, memoryBudget: Int? = nil) {
         self.directory = directory
@@ -72,7 +80,8 @@ public final class HistoryCollector {
 
     /// Adds the occurrences of one written batch (its `history` feed); `input` is the command-line index of the
     /// batch's input.
-    public func add(_ batch: ColumnBatch, input: Int) throws(HistoryError) {
+    public func add(_ batch: ColumnBatch, input local: Int) throws(HistoryError) {
+        let input = local + inputOffset
         let feed = batch.history
         if let h = feed.horizon { horizon = max(horizon ?? h, h) }
         // Whole runs of occurrences between spills, each read in place.
@@ -163,6 +172,7 @@ public final class HistoryCollector {
         unit: CommitUnit? = nil
     ) throws(HistoryError) -> HistoryResult {
         var result = HistoryResult()
+        var stateWriter: HistoryStateWriter? = nil
         let a = asOf ?? horizon
         result.asOf = a
         let pid = getpid()
@@ -196,8 +206,15 @@ public final class HistoryCollector {
             // The newest renewal info per key, held while the subscriptions are written (one per subscription at
             // most that matches, far fewer than purchases).
             var newestRenewal: [RenewalKey: RenewalRecord] = [:]
-            try renewals.reduce { r throws(HistoryError) in newestRenewal[r.key] = r }
+            try absorbBase()
+            let state = try HistoryStateWriter(directory: directory, unit: unit, header: stateHeader)
+            stateWriter = state
+            try renewals.reduce { r throws(HistoryError) in
+                try state.add(r)
+                newestRenewal[r.key] = r
+            }
             try purchases.reduce(pending: table.drain()) { p throws(HistoryError) in
+                try state.add(p)
                 try purchaseRows.append(p, inputs: inputs)
                 if p.facts.expiresDate != nil { try subscriptions.add(SubscriptionRecord(period: p, asOf: stateTime)) }
             }
@@ -224,9 +241,17 @@ public final class HistoryCollector {
                 if unit == nil { unlink(subscriptionRows.writer.path) }
                 throw HistoryError(error)
             }
+            do throws(HistoryError) {
+                try state.commit()
+            } catch {
+                if unit == nil { for t in [subscriptionRows, purchaseRows] { unlink(t.writer.path) } }
+                throw error
+            }
+            result.stateBytes = state.bytesWritten
         } catch {
             purchaseRows.writer.abort()
             subscriptionRows.writer.abort()
+            stateWriter?.abort()
             throw error
         }
         return result
@@ -243,5 +268,6 @@ public final class HistoryCollector {
         for s in [TableSchema.purchases, .subscriptions] {
             unlink(Self.join(directory, "\(s.name).\(format.fileExtension)"))
         }
+        unlink(Self.join(directory, HistoryStateFormat.fileName))
     }
 }

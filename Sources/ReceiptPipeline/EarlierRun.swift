@@ -54,8 +54,8 @@ public struct EarlierRun: Sendable, Equatable {
     /// What `receiptflow report` (or `export --report`) writes beside a run.
     public static let reportFiles = ["report-data.json", "report.html"]
 
-    /// `purchases.<ext>` and `subscriptions.<ext>`.
+    /// `purchases.<ext>` and `subscriptions.<ext>`, and the history state kept for a later run.
     public static func historyFiles(_ format: OutputFormat) -> [String] {
-        ["purchases", "subscriptions"].map { "\($0).\(format.fileExtension)" }
+        ["purchases", "subscriptions"].map { "\($0).\(format.fileExtension)" } + [OutputFolder.historyState]
     }
 }
