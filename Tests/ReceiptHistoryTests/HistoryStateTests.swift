@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptHistory
 import ReceiptModel
+import ReceiptSink
 import Testing
 
 /// The history state a run keeps (`HistoryStateFormat`) and a run continuing it (`continueChain`): the chain's
