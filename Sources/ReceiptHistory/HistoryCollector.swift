@@ -46,10 +46,14 @@ public final class HistoryCollector {
     let purchases: SpillStore<PurchaseRecord>
     /// The newest counting renewal info per (environment, original_transaction_id).
     let renewals: SpillStore<RenewalRecord>
-    /// The history state of the run this one continues (`continueChain`), merged in by `finish`.
-    var base: HistoryStateFile? = nil
-    /// Index in `inputs` of this run's first input: the base's input count.
+    /// The history states this run continues (`continueChain`, `mergeChains`), each with the index in `inputs`
+    /// of its first input, merged in by `finish`.
+    var bases: [(state: HistoryStateFile, offset: Int)] = []
+    /// Index in `inputs` of this run's first input: the bases' input count.
     var inputOffset = 0
+    /// The number of runs the bases stand for, and whether this run reads inputs of its own (a merge does not).
+    var runsBefore: Int64 = 0
+    var ownRun = true
 
     /// - Parameters:
     ///   - directory: the output directory (the spill goes inside it).

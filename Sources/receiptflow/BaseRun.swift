@@ -17,23 +17,23 @@ struct BaseRun {
         case notAFolder(String)
         case incomplete(String)
         case noHistory(String)
-        case state(HistoryStateError)
+        case state(String, HistoryStateError)
         case sameFolder(String)
 
         var message: String {
             switch self {
-            case .missing(let p): return "--base \(p): no such folder; give the output folder of an earlier run"
-            case .notAFolder(let p): return "--base \(p) is not a folder; give the output folder of an earlier run"
+            case .missing(let p): return "\(p): no such folder; give the output folder of an earlier run"
+            case .notAFolder(let p): return "\(p) is not a folder; give the output folder of an earlier run"
             case .incomplete(let p):
-                return "--base \(p) holds no complete run (no summary.json): its run did not finish, or a parts run "
+                return "\(p) holds no complete run (no summary.json): its run did not finish, or a parts run "
                     + "is still unfinished (complete it with --resume first)"
             case .noHistory(let p):
-                return "--base \(p) was written with --no-history: it keeps no purchase history to continue; export "
+                return "\(p) was written with --no-history: it keeps no purchase history to continue; export "
                     + "its inputs again without --no-history to start a chain"
-            case .state(let e): return "--base: " + e.message
+            case .state(let label, let e): return "\(label): " + e.message
             case .sameFolder(let p):
-                return "--out and --base are the same folder (\(p)): a run on a base writes a new folder and only "
-                    + "reads its base; give another --out"
+                return "--out and \(p) are the same folder: a run on a base writes a new folder and only reads its "
+                    + "base; give another --out"
             }
         }
     }
@@ -43,19 +43,21 @@ struct BaseRun {
         BaseSummary(folder: folder, run: state.header.run, stateSHA256: state.checksum)
     }
 
-    /// Checks `folder` as the base of a run writing to `out`.
-    static func open(_ folder: String, out: String) -> Result<BaseRun, Refusal> {
-        guard let base = fileID(folder) else { return .failure(.missing(folder)) }
-        guard base.isFolder else { return .failure(.notAFolder(folder)) }
+    /// Checks `folder` as the base of a run writing to `out`; `option` names it in messages (`--base`, or empty
+    /// for a run given to `merge`).
+    static func open(_ folder: String, out: String, option: String = "--base") -> Result<BaseRun, Refusal> {
+        let label = option.isEmpty ? folder : option + " " + folder
+        guard let base = fileID(folder) else { return .failure(.missing(label)) }
+        guard base.isFolder else { return .failure(.notAFolder(label)) }
         if let target = fileID(out), target.device == base.device, target.inode == base.inode {
-            return .failure(.sameFolder(folder))
+            return .failure(.sameFolder(label))
         }
         let dir = pathByDescriptor(folder, directory: true)
         guard let data = FileManager.default.contents(atPath: join(dir, CommitUnit.marker)),
             let summary = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
             summary["tool_version"] is String
-        else { return .failure(.incomplete(folder)) }
-        guard summary["history"] != nil else { return .failure(.noHistory(folder)) }
+        else { return .failure(.incomplete(label)) }
+        guard summary["history"] != nil else { return .failure(.noHistory(label)) }
         let statePath = join(dir, HistoryStateFormat.fileName)
         do throws(HistoryStateError) {
             let state = try HistoryStateFile.open(statePath)
@@ -66,11 +68,12 @@ struct BaseRun {
             if error.code == .missing {
                 return .failure(
                     .state(
+                        label,
                         HistoryStateError(
                             .foreignVersion, path: statePath,
                             detail: "the run wrote history but no state: a version that kept none")))
             }
-            return .failure(.state(error))
+            return .failure(.state(label, error))
         }
     }
 

@@ -289,3 +289,41 @@ def test_overwrite_replaces_the_state_with_the_run(receiptflow, corpus):
     assert (out / ".receiptflow-state").exists()
     _run(receiptflow, corpus, corpus["days"][1], out, "--format", "csv", "--overwrite", "--no-history")
     assert not (out / ".receiptflow-state").exists()
+
+
+def test_merge_of_separate_runs_equals_one_run_and_continues_as_a_base(receiptflow, corpus):
+    """`receiptflow merge` of runs made separately (no --base), in order, writes the history of one run over
+    their inputs in order; its folder is a base like any run's."""
+    one = _one_shot(receiptflow, corpus, "one-merge", "csv")
+    runs = []
+    for i, inputs in enumerate(corpus["days"][:-1]):
+        out = _fresh(corpus, f"separate-{i}")
+        _run(receiptflow, corpus, inputs, out, "--format", "csv")
+        runs.append(str(out))
+    merged = _fresh(corpus, "merged")
+    res = subprocess.run([receiptflow, "merge", *runs, "--out", str(merged), "--format", "csv", "--quiet"],
+                         capture_output=True, check=False)
+    assert res.returncode == 0, res.stderr.decode()
+    summary = json.loads((merged / "summary.json").read_text())
+    assert [m["folder"] for m in summary["merged"]] == runs
+    last = _fresh(corpus, "after-merge")
+    _run(receiptflow, corpus, corpus["days"][-1], last, "--format", "csv", "--base", str(merged))
+    _same_history(one, last, "csv")
+    # Merging a chain's last run with a separate run continues the chain too.
+    tail = _fresh(corpus, "separate-last")
+    _run(receiptflow, corpus, corpus["days"][-1], tail, "--format", "csv")
+    again = _fresh(corpus, "merged-again")
+    res = subprocess.run([receiptflow, "merge", str(merged), str(tail), "--out", str(again), "--format", "csv",
+                          "--quiet"], capture_output=True, check=False)
+    assert res.returncode == 0, res.stderr.decode()
+    _same_history(one, again, "csv")
+
+
+def test_merge_refuses_a_run_it_cannot_read_and_writes_nothing(receiptflow, corpus, day0):
+    flipped = _copy_with(corpus, day0, "merge-flipped", lambda p: _flip(p / ".receiptflow-state", -1))
+    out = _fresh(corpus, "merge-refused")
+    res = subprocess.run([receiptflow, "merge", str(day0), str(flipped), "--out", str(out)], capture_output=True,
+                         check=False)
+    assert res.returncode == 2
+    assert "fails its checksum" in res.stderr.decode()
+    assert not out.exists()
