@@ -327,3 +327,17 @@ def test_merge_refuses_a_run_it_cannot_read_and_writes_nothing(receiptflow, corp
     assert res.returncode == 2
     assert "fails its checksum" in res.stderr.decode()
     assert not out.exists()
+
+
+def test_resume_on_another_base_is_refused(receiptflow, corpus, day0):
+    other = _fresh(corpus, "other-base")
+    _run(receiptflow, corpus, corpus["days"][2], other, "--format", "csv")
+    out = _fresh(corpus, "parts-on-day0")
+    _run(receiptflow, corpus, corpus["days"][1], out, "--format", "csv", "--base", str(day0), "--part-records", "50")
+    res = _run(receiptflow, corpus, corpus["days"][1], out, "--format", "csv", "--base", str(other), "--resume",
+               check=False)
+    assert res.returncode == 2
+    assert "--base is" in res.stderr.decode()
+    res = _run(receiptflow, corpus, corpus["days"][1], out, "--format", "csv", "--base", str(day0), "--resume",
+               check=False)
+    assert res.returncode == 0, res.stderr.decode()
