@@ -8,14 +8,18 @@ import ReceiptSink
 ///
 ///     magic "RFHSTATE" (8 bytes)
 ///     format version (int32, little-endian)
+///     the body, in zstd-compressed blocks (`StateBlocks`), ended by a uint32 0
+///     SHA-256 of every byte before it (32 bytes)
+///
+/// The body's bytes are frames, each a uint32 length and that many bytes:
+///
 ///     header frame: the record layout, the run's number in its chain, its data horizon, the chain's inputs
 ///     renewal frames (the newest renewal info per key, in key order), then an empty frame
 ///     purchase frames (the merged purchases, in the row order of `purchases`), then an empty frame
 ///     trailer frame: the number of renewal and purchase records
-///     SHA-256 of every byte before it (32 bytes)
 ///
-/// A frame is a uint32 length and that many bytes; records are encoded by the spill's record encoders
-/// (`SpillRecord.encode`), so the state holds exactly what the merge compares.
+/// Records are encoded by the spill's record encoders (`SpillRecord.encode`), so the state holds exactly what
+/// the merge compares.
 public enum HistoryStateFormat {
     /// The state's file name inside a run's folder.
     public static let fileName = OutputFolder.historyState

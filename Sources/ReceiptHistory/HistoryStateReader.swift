@@ -47,7 +47,7 @@ public final class HistoryStateFile: Sendable {
         guard digest.finalize() == stored else { throw HistoryStateError(.checksumMismatch, path: path) }
         let again = try StateScanner(path: path)
         _ = try again.read(prefix)
-        guard let headerBytes = try again.frame() else {
+        guard let headerBytes = try StateBody(again).frame() else {
             throw HistoryStateError(.damaged, path: path, detail: "it has no header")
         }
         let header = try HistoryStateHeader.decode(headerBytes, path: path)
@@ -65,10 +65,12 @@ public final class HistoryStateFile: Sendable {
                 throw HistoryError(.spillDamaged, path: path, detail: error.message)
             }
         }
-        let scanner = try checked { () throws(HistoryStateError) in try StateScanner(path: path) }
-        try checked { () throws(HistoryStateError) in
-            _ = try scanner.read(HistoryStateFormat.magic.count + 4)
-            _ = try scanner.frame()
+        let scanner = try checked { () throws(HistoryStateError) in
+            let raw = try StateScanner(path: path)
+            _ = try raw.read(HistoryStateFormat.magic.count + 4)
+            let body = StateBody(raw)
+            _ = try body.frame()
+            return body
         }
         var renewals: Int64 = 0
         while let bytes = try checked({ () throws(HistoryStateError) in try scanner.frame() }) {
@@ -100,6 +102,7 @@ public final class HistoryStateFile: Sendable {
         guard counts == (renewals, count) else {
             throw HistoryError(.spillDamaged, path: path, detail: "its record counts do not match its trailer")
         }
+        try checked { () throws(HistoryStateError) in try scanner.finish() }
     }
 
     private func decode<R: SpillRecord>(_ bytes: [UInt8], as: R.Type) throws(HistoryStateError) -> R {
@@ -184,16 +187,6 @@ final class StateScanner {
     func int32() throws(HistoryStateError) -> Int32 {
         let b = try read(4)
         return b.withUnsafeBytes { Int32(littleEndian: $0.loadUnaligned(as: Int32.self)) }
-    }
-
-    /// The next frame's bytes; nil for an empty frame (the end of a section).
-    func frame() throws(HistoryStateError) -> [UInt8]? {
-        let n = Int(UInt32(bitPattern: try int32()))
-        if n == 0 { return nil }
-        guard n <= HistoryStateFormat.maxFrame else {
-            throw HistoryStateError(.damaged, path: path, detail: "a frame of \(n) bytes")
-        }
-        return try read(n)
     }
 
     /// Feeds the bytes after the magic and version up to offset `limit` of the file into `digest` (call it right

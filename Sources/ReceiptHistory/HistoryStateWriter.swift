@@ -17,8 +17,10 @@ final class HistoryStateWriter {
         } catch {
             throw HistoryError(error)
         }
-        w.bytes.append(contentsOf: HistoryStateFormat.magic)
-        w.i32(HistoryStateFormat.version)
+        var prefix = SpillWriter()
+        prefix.bytes.append(contentsOf: HistoryStateFormat.magic)
+        prefix.i32(HistoryStateFormat.version)
+        try writeRaw(prefix.bytes)
         frame { header.encode(into: &$0) }
     }
 
@@ -42,15 +44,20 @@ final class HistoryStateWriter {
         if w.bytes.count >= 256 << 10 { try flush() }
     }
 
+    /// Writes the buffered body bytes as one compressed block.
     private func flush() throws(HistoryError) {
         guard !w.bytes.isEmpty else { return }
-        digest.update(w.bytes)
+        try writeRaw(try StateBlocks.compress(w.bytes))
+        w.bytes.removeAll(keepingCapacity: true)
+    }
+
+    private func writeRaw(_ bytes: [UInt8]) throws(HistoryError) {
+        digest.update(bytes)
         do throws(SinkError) {
-            try file.write(w.bytes)
+            try file.write(bytes)
         } catch {
             throw HistoryError(error)
         }
-        w.bytes.removeAll(keepingCapacity: true)
     }
 
     /// The newest renewal info of one key (in key order, before any purchase).
@@ -86,6 +93,9 @@ final class HistoryStateWriter {
             $0.i64(purchases)
         }
         try flush()
+        var end = SpillWriter()
+        end.i32(0)
+        try writeRaw(end.bytes)
         do throws(SinkError) {
             try file.write(digest.finalize())
             try file.commit()

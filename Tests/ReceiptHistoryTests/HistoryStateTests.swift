@@ -128,17 +128,15 @@ struct HistoryStateTests {
 
     @Test("any flipped byte after the version fails the checksum")
     func flippedByte() throws {
-        for offset in [12, 40, 300, -40, -1] {
-            #expect(
-                try damaged { b in b[offset >= 0 ? offset : b.count + offset] ^= 0x10 } == .checksumMismatch,
-                "offset \(offset)")
+        for at in [{ (_: Int) in 12 }, { _ in 20 }, { $0 / 2 }, { $0 - 40 }, { $0 - 1 }] {
+            #expect(try damaged { b in b[at(b.count)] ^= 0x10 } == .checksumMismatch)
         }
     }
 
     @Test("another format version is refused as foreign; a cut or foreign file is refused")
     func foreignAndCut() throws {
         #expect(try damaged { $0[8] = 2 } == .foreignVersion)
-        #expect(try damaged { $0.removeLast(100) } == .checksumMismatch)
+        #expect(try damaged { $0.removeLast(20) } == .checksumMismatch)
         #expect(try damaged { $0[0] = UInt8(ascii: "X") } == .notState)
         #expect(try damaged { $0 = Array($0.prefix(5)) } == .notState)
         #expect(throws: HistoryStateError.self) { try HistoryStateFile.open(temporaryDirectory("none") + "/x") }
