@@ -63,6 +63,11 @@ let exportUsage = """
       --no-history                   write only the per-receipt tables, not purchases.<ext> and
                                      subscriptions.<ext> (the history merges every receipt and spills to a
                                      hidden folder inside DIR while it runs)
+      --base PREV                    continue the run in folder PREV (docs/incremental.md): only the new
+                                     INPUTs are verified; receipts, transactions and renewals hold their rows,
+                                     purchases and subscriptions the whole history, equal to one run over
+                                     PREV's chain's inputs and these in order. PREV is only read (it keeps its
+                                     history state in DIR/.receiptflow-state, as every run with history does)
 
     resumable runs:
       --part-records N               write each table as a folder of parts (receipts/part-00000.<ext>, ...),
@@ -90,6 +95,14 @@ func runExport(_ argv: [String]) -> Int32 {
         setup = try ExportSetup(argv)
     } catch {
         return usageError("export", error.message)
+    }
+    if let path = setup.basePath {
+        switch BaseRun.open(path, out: setup.out) {
+        case .success(let base): setup.base = base
+        case .failure(let refusal):
+            printError("receiptflow export: \(refusal.message); nothing was written")
+            return 2
+        }
     }
     var config = setup.config
 
@@ -145,7 +158,7 @@ func runExport(_ argv: [String]) -> Int32 {
         return 1
     }
 
-    let history = setup.history ? HistoryCollector(directory: setup.out, inputs: config.inputs, resumable: false) : nil
+    let history = setup.history ? setup.makeHistoryCollector(resumable: false) : nil
     let written = HistoryOutcome()
     var finish: (() throws(HistoryError) -> Void)? = nil
     if let history {
@@ -212,6 +225,7 @@ private func commitRun(
         result: result, inputs: config.inputs, format: setup.format.rawValue, verify: config.verify,
         threads: config.threads)
     summary.history = history
+    summary.base = setup.base?.summary
     do throws(SinkError) {
         if let (aggregator, metadata) = report {
             try stageReport(aggregator, metadata, setup, summary: summary.encoded(), unit: unit)
@@ -286,6 +300,9 @@ struct ExportSetup {
     var history = true
     /// `--as-of`, epoch milliseconds.
     var asOf: Int64? = nil
+    /// `--base PREV`: the earlier run this one continues, as given; `base` once checked.
+    var basePath: String? = nil
+    var base: BaseRun? = nil
     /// Output as folders of parts with a manifest (`--part-records` or `--resume`).
     var inParts: Bool { partRecords != nil || resume }
     /// `--overwrite`: replace the run already in `out`.
@@ -416,6 +433,19 @@ struct ExportSetup {
             }
             asOf = ms
         }
+        if let b = args.value("--base") {
+            guard !b.isEmpty else {
+                throw UsageError(.emptyValue, option: "--base", expected: "the output folder of an earlier run")
+            }
+            guard history else {
+                throw UsageError(
+                    .invalidCombination, option: "--base",
+                    detail: out == "-"
+                        ? "--base continues the purchase history, which --out - does not write; give a directory"
+                        : "--base continues the purchase history, which --no-history does not write; give one of them")
+            }
+            basePath = b
+        }
         overwrite = args.has("--overwrite")
         if overwrite && out == "-" {
             throw UsageError(
@@ -460,6 +490,7 @@ func writeRunSummary(
         threads: config.threads)
     summary.parts = parts
     summary.history = history
+    summary.base = setup.base?.summary
     do throws(SummaryError) {
         try summary.write(to: setup.out)
     } catch {
