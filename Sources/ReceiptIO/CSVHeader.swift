@@ -7,6 +7,8 @@ public final class CSVHeader: Sendable, Equatable, CustomStringConvertible {
     public let columns: [String]
     /// The index of the receipt column in `columns`.
     public let receiptColumn: Int
+    /// The most columns a header may have; a first line with more is not read as a header.
+    public static let maxColumns = 10_000
     /// The receipt field names tried without `--field`, in priority order (`NDJSONScanner.defaultFields`).
     public static let defaultReceiptFields = ["receipt-data", "receipt_data", "receipt"]
 
@@ -16,12 +18,18 @@ public final class CSVHeader: Sendable, Equatable, CustomStringConvertible {
         receiptColumn = k
     }
 
-    /// The header `line` (terminator and byte-order mark removed) is, or nil when it is not a CSV row naming one of
-    /// `receiptFields`.
+    /// The header `line` (terminator and byte-order mark removed) is, or nil when it is not a CSV row of at most
+    /// `maxColumns` fields naming one of `receiptFields`.
     public static func detect(_ line: UnsafeRawBufferPointer, receiptFields: [String]) -> CSVHeader? {
         guard !receiptFields.isEmpty else { return nil }
         var names: [String] = []
+        var tooMany = false
         let split = CSVFields.split(line) { _, cell in
+            // A hostile first line of millions of commas allocates no name past the limit.
+            guard names.count < maxColumns else {
+                tooMany = true
+                return
+            }
             if cell.escaped {
                 let out = UnsafeMutableRawBufferPointer.allocate(byteCount: max(cell.range.count, 1), alignment: 1)
                 defer { out.deallocate() }
@@ -31,7 +39,7 @@ public final class CSVHeader: Sendable, Equatable, CustomStringConvertible {
                 names.append(String(decoding: UnsafeRawBufferPointer(rebasing: line[cell.range]), as: UTF8.self))
             }
         }
-        guard case .success = split else { return nil }
+        guard case .success = split, !tooMany else { return nil }
         return CSVHeader(columns: names, receiptFields: receiptFields)
     }
 

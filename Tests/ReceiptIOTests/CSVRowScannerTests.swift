@@ -28,6 +28,10 @@ private func scan(_ scanner: CSVRowScanner, _ row: String) -> (CSVRecord, String
         #expect(header("user_id,payload") == nil)
         #expect(header("{\"receipt_data\":\"QUJD\"}") == nil)
         #expect(header("id,\"receipt_data") == nil)
+        // Columns beyond the limit: not a header, whatever it names.
+        let wide = String(repeating: ",", count: CSVHeader.maxColumns) + "receipt"
+        #expect(header(wide) == nil)
+        #expect(header(String(repeating: ",", count: CSVHeader.maxColumns - 1) + "receipt")?.receiptColumn == 9_999)
     }
 
     @Test func namedOptionsReadTheirColumnsInAnyOrder() throws {

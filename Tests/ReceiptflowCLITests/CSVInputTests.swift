@@ -18,7 +18,18 @@ final class CSVInputData: @unchecked Sendable {
     let unwrapped: [String]
 
     init() throws {
-        dir = try BuiltInRootsTests.temporaryDirectory("csv-input")
+        let tmp = FileManager.default.temporaryDirectory
+        // Folders of earlier test processes that have exited: do not let their data pile up.
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: tmp.path)) ?? [] {
+            guard name.hasPrefix("rf-csv-input-"), let pid = Int32(name.dropFirst("rf-csv-input-".count)) else {
+                continue
+            }
+            if kill(pid, 0) != 0 && errno == ESRCH {
+                try? FileManager.default.removeItem(at: tmp.appendingPathComponent(name))
+            }
+        }
+        dir = tmp.appendingPathComponent("rf-csv-input-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         anchor = dir.appendingPathComponent("ca/root.pem").path
         let out = dir.appendingPathComponent("g.ndjson").path
         let (status, _, err) = try runTool([
