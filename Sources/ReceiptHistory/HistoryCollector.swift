@@ -14,6 +14,8 @@ public struct HistoryResult: Sendable {
     public var spilledBytes: Int64 = 0
     /// Rows of `subscriptions` by their `state`.
     public var subscriptionsByState: [String: Int64] = [:]
+    /// Bytes of the history state written for a later run (`HistoryStateFormat`).
+    public var stateBytes: Int64 = 0
 }
 
 /// The history stage: collects one occurrence per in-app entry of every contributing receipt of the written
@@ -33,22 +35,32 @@ public final class HistoryCollector {
     public static let memoryVariable = "RECEIPTFLOW_HISTORY_MEMORY"
 
     public let directory: String
+    /// The names of the chain's inputs (the `source` column): a base's, then this run's.
     public let inputs: [String]
     /// The spill root (removed by `removeSpill`).
     public let spillRoot: String
     private let budget: Int
     private let resumable: Bool
     /// Greatest creation date of the contributing records seen (the data horizon).
-    private var horizon: Int64? = nil
+    var horizon: Int64? = nil
     /// Purchases merged in memory, spilled to `purchases` when they exceed the budget.
     private var table = PurchaseTable()
-    private let purchases: SpillStore<PurchaseRecord>
+    let purchases: SpillStore<PurchaseRecord>
     /// The newest counting renewal info per (environment, original_transaction_id).
-    private let renewals: SpillStore<RenewalRecord>
+    let renewals: SpillStore<RenewalRecord>
+    /// The history states this run continues (`continueChain`, `mergeChains`), each with the index in `inputs`
+    /// of its first input, merged in by `finish`.
+    var bases: [(state: HistoryStateFile, offset: Int)] = []
+    /// Index in `inputs` of this run's first input: the bases' input count.
+    var inputOffset = 0
+    /// The number of runs the bases stand for, and whether this run reads inputs of its own (a merge does not).
+    var runsBefore: Int64 = 0
+    var ownRun = true
 
     /// - Parameters:
     ///   - directory: the output directory (the spill goes inside it).
-    ///   - inputs: the inputs as named on the command line (the `source` column).
+    ///   - inputs: the inputs as named on the command line (the `source` column); on a base, the base's inputs
+    ///     (`HistoryStateHeader.inputs`) first.
     ///   - resumable: a parts run: the spill lives in `resumableFolder` and is sealed per part.
     public init(directory: String, inputs: [String], resumable: Bool, memoryBudget: Int? = nil) {
         self.directory = directory
@@ -74,7 +86,8 @@ public final class HistoryCollector {
 
     /// Adds the occurrences of one written batch (its `history` feed); `input` is the command-line index of the
     /// batch's input.
-    public func add(_ batch: ColumnBatch, input: Int) throws(HistoryError) {
+    public func add(_ batch: ColumnBatch, input local: Int) throws(HistoryError) {
+        let input = local + inputOffset
         let feed = batch.history
         if let h = feed.horizon { horizon = max(horizon ?? h, h) }
         // Whole runs of occurrences between spills, each read in place.
@@ -169,6 +182,7 @@ public final class HistoryCollector {
         unit: CommitUnit? = nil
     ) throws(HistoryError) -> HistoryResult {
         var result = HistoryResult()
+        var stateWriter: HistoryStateWriter? = nil
         let a = asOf ?? horizon
         result.asOf = a
         let pid = getpid()
@@ -200,9 +214,16 @@ public final class HistoryCollector {
             // The newest renewal info per key, held while the subscriptions are written (one per subscription at
             // most that matches, far fewer than purchases).
             var newestRenewal: [RenewalKey: RenewalRecord] = [:]
-            try renewals.reduce { r throws(HistoryError) in newestRenewal[r.key] = r }
+            try absorbBase()
+            let state = try HistoryStateWriter(directory: directory, unit: unit, header: stateHeader)
+            stateWriter = state
+            try renewals.reduce { r throws(HistoryError) in
+                try state.add(r)
+                newestRenewal[r.key] = r
+            }
             var daily = DailyActivity()
             try purchases.reduce(pending: table.drain()) { p throws(HistoryError) in
+                try state.add(p)
                 try purchaseRows.append(p, inputs: inputs)
                 if p.facts.expiresDate != nil {
                     if let d = p.facts.purchaseDate { daily.sawPurchase(d) }
@@ -265,11 +286,19 @@ public final class HistoryCollector {
                     throw HistoryError(error)
                 }
             }
+            do throws(HistoryError) {
+                try state.commit()
+            } catch {
+                if unit == nil { for path in finished { unlink(path) } }
+                throw error
+            }
+            result.stateBytes = state.bytesWritten
         } catch {
             purchaseRows.writer.abort()
             subscriptionRows.writer.abort()
             eventRows.writer.abort()
             dailyRows.writer.abort()
+            stateWriter?.abort()
             throw error
         }
         return result
@@ -289,5 +318,6 @@ public final class HistoryCollector {
         for s in Self.tables {
             unlink(Self.join(directory, "\(s.name).\(format.fileExtension)"))
         }
+        unlink(Self.join(directory, HistoryStateFormat.fileName))
     }
 }
