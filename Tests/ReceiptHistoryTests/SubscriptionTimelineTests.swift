@@ -58,6 +58,26 @@ struct SubscriptionTimelineTests {
         #expect(flows == counted.count)
     }
 
+    @Test("the random corpora reach every snapshot column and every event the identities are checked on")
+    func corporaCoverTheColumns() throws {
+        var columns: Set<String> = []
+        var events: Set<String> = []
+        for seed in 0..<6 as Range<UInt64> {
+            var rng = Random(seed: seed + 1)
+            let (receipts, renewals) = randomCorpus(&rng)
+            let (t, _) = try runHistory([(batch(receipts, renewals: renewals), 0)])
+            for r in t.daily {
+                for c in Self.snapshot + ["active_trial", "active_intro"] where r[c] != "0" { columns.insert(c) }
+            }
+            for e in t.events { events.insert(e["event"]!) }
+        }
+        #expect(columns == Set(Self.snapshot + ["active_trial", "active_intro"]))
+        #expect(
+            events.isSuperset(of: [
+                "subscribe", "start_trial", "reactivate", "convert", "renew", "product_change", "refund", "expire",
+            ]), "\(events)")
+    }
+
     @Test("the four tables are the same whatever the memory budget and batches", arguments: 0..<3)
     func sameBytes(seed: UInt64) throws {
         var rng = Random(seed: seed + 100)

@@ -154,3 +154,17 @@ def test_the_exports_events_and_daily_at_a_planted_as_of_equal_the_expected_ones
     # The events do not depend on the as-of time; the days stop at its day.
     assert lines(stem + ".events.csv") == lines(corpus["stem"] + ".events.csv")
     assert lines(stem + ".daily.csv")[-1].startswith("2021-06-01,")
+
+
+def test_summary_counts_the_events_and_daily_rows_and_no_history_leaves_them_out(receiptflow, corpus, tmp_path):
+    with open(os.path.join(corpus["export"], "summary.json")) as fh:
+        history = json.load(fh)["history"]
+    for table in ("purchases", "subscriptions", "events", "daily"):
+        assert history[table] == len(lines(os.path.join(corpus["export"], table + ".csv"))) - 1, table
+    out = str(tmp_path / "no-history")
+    subprocess.run(
+        [receiptflow, "export", corpus["out"], "--format", "csv", "--out", out, "--quiet", "--no-history",
+         "--trust-anchor", os.path.join(corpus["dir"], "ca", "root.pem")],
+        check=True, stderr=subprocess.DEVNULL,
+    )
+    assert not [n for n in os.listdir(out) if n.split(".")[0] in ("purchases", "subscriptions", "events", "daily")]
