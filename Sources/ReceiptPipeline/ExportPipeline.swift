@@ -245,7 +245,7 @@ public final class ExportPipeline: @unchecked Sendable {
             do throws(InputError) {
                 var options = config.reader
                 options.rejectsUnreadableContent = true
-                reader = try RecordReader.open(path, sourceIndex: k, options: options)
+                reader = try RecordReader.open(path, name: config.sourceName(path), sourceIndex: k, options: options)
             } catch {
                 fail(.input(error))
                 return
