@@ -12,19 +12,22 @@ are DIR/name; files matched by a glob get their full path). OUTPUT receives
     OUTPUT/receipts/part-*.parquet      + _SUCCESS   one row per input record (contract.md, "receipts")
     OUTPUT/transactions/part-*.parquet  + _SUCCESS   one row per in-app purchase of a valid receipt or JWS
     OUTPUT/renewals/part-*.parquet      + _SUCCESS   one row per valid JWS renewal info
-    OUTPUT/purchases/part-*.parquet     + _SUCCESS   one row per purchase, merged across receipts (history)
-    OUTPUT/subscriptions/part-*.parquet + _SUCCESS   one row per auto-renewable subscription, with its state
-    OUTPUT/summary.json                               counts and the as-of time, written last
+    OUTPUT/purchases/part-00000.parquet     + _SUCCESS   one row per purchase, merged across receipts (history)
+    OUTPUT/subscriptions/part-00000.parquet + _SUCCESS   one row per auto-renewable subscription, with its state
+    OUTPUT/NAME/part-00000.parquet          + _SUCCESS   every other history table receiptflow writes
+    OUTPUT/summary.json                                   counts and the as-of time, written last
 
-The two history tables follow the contract's history rules, computed with Spark SQL over every file's rows: a
-receipt's position is (index of its file in the input order above, line, and for a JWS its jws_index), the newest
-renewal info of each subscription refines it as docs/history.md says, the as-of time is `--as-of` or the data
-horizon, and the rows are sorted as the contract says, so that reading the part files in name order gives
-the rows of a single-machine `receiptflow export` of the same files in the same order.
+The history tables are written by receiptflow's own engine, not restated here: each task's receiptflow keeps the
+history state of its file, the task hands it back after the file's rows (extra rows of the same Arrow batches,
+HISTORY_COLUMNS), and the driver runs one `receiptflow merge` over the states in input order, which numbers each
+file's input after the files before it: a receipt's position is (index of its file in the input order above,
+line, and for a JWS its jws_index), so the tables equal those of a single-machine `receiptflow export` of the same
+files in the same order. The driver copies every table the merge wrote to OUTPUT/NAME/ through Hadoop's
+filesystem.
 
-How a task works (`run_file`): the input file is streamed into `receiptflow export - --out SCRATCH --format
-parquet` on standard input; the wrapper passes the executor's environment, drains standard error, and raises when
-receiptflow exits non-zero or dies from a signal, so that Spark retries the task. The three Parquet tables
+How a task works (`run_file`): the input file is streamed into `receiptflow export - --stdin-name SOURCE --out
+SCRATCH --format parquet` on standard input; the wrapper passes the executor's environment, drains standard
+error, and raises when receiptflow exits non-zero or dies from a signal, so that Spark retries the task. The three Parquet tables
 receiptflow wrote into the task's scratch directory are read back with pyarrow and handed to Spark as Arrow batches
 (one row per record with its transactions and renewal infos nested), which Spark's Parquet writer commits per task:
 a failed or retried attempt leaves no rows behind, and a table folder is complete when its `_SUCCESS` marker is
@@ -45,8 +48,8 @@ Driver options (before INPUT):
   --overwrite      replace OUTPUT when it exists (default: refuse).
 
 `--as-of DATE` (RFC 3339) and `--no-history` after OUTPUT are the driver's: the time at which subscription
-states are computed (default: the greatest receipt_creation_date of a contributing receipt), and skipping the two
-history tables.
+states are computed, given to the merge (default: the greatest receipt_creation_date of a contributing receipt),
+and skipping the history tables (given to every task: no state is kept and no merge runs).
 
 Receiptflow options after OUTPUT are passed through (`--trust-anchor`, `--environment`, `--bundle-id`,
 `--no-verify`, `--field`, `--id-field`, `--threads`); `--out`, `--format`, input paths and progress options are
