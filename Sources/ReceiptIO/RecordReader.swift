@@ -283,10 +283,12 @@ public final class RecordReader {
 }
 
 extension RecordReader {
-    /// Opens `path` (`-` for standard input) with compression detected from content.
-    public static func open(_ path: String, sourceIndex: Int = 0, options: ReaderOptions = ReaderOptions())
-        throws(InputError) -> RecordReader
-    {
-        RecordReader(source: try InputOpener.open(path), name: path, sourceIndex: sourceIndex, options: options)
+    /// Opens `path` (`-` for standard input) with compression detected from content; its records are named
+    /// `name` (default: the path).
+    public static func open(
+        _ path: String, name: String? = nil, sourceIndex: Int = 0, options: ReaderOptions = ReaderOptions()
+    ) throws(InputError) -> RecordReader {
+        RecordReader(
+            source: try InputOpener.open(path), name: name ?? path, sourceIndex: sourceIndex, options: options)
     }
 }

@@ -54,6 +54,7 @@ public enum ExportOptions {
         // Recorded as the anchors' SHA-256 (the built-in roots' when none is given), not their paths.
         ExportOption("--trust-anchor", .repeated, .output(unset: "none")),
         ExportOption("--max-record-size", .value, .output(unset: "not given")),
+        ExportOption("--stdin-name", .value, .output(unset: "-")),
         ExportOption("--as-of", .value, .output(unset: "the newest contributing receipt")),
         ExportOption("--no-history", .flag, .output(unset: "not given")),
         // Recorded as the checksum of the base's history state, not its path.

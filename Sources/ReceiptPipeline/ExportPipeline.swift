@@ -247,7 +247,7 @@ public final class ExportPipeline: @unchecked Sendable {
                 options.rejectsUnreadableContent = true
                 // A first line naming the receipt field (`--field`, or a default name) makes the input CSV.
                 options.csvReceiptFields = config.field.map { [$0] } ?? NDJSONScanner.defaultFields
-                reader = try RecordReader.open(path, sourceIndex: k, options: options)
+                reader = try RecordReader.open(path, name: config.sourceName(path), sourceIndex: k, options: options)
             } catch {
                 fail(.input(error))
                 return

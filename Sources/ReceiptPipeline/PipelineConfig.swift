@@ -25,6 +25,8 @@ public enum EnvironmentRequirement: String, Sendable, CaseIterable {
 public struct PipelineConfig: Sendable {
     /// Input paths as given (`-` is standard input); read in this order.
     public var inputs: [String] = ["-"]
+    /// What standard input is called in `source` and in the history's input names (`--stdin-name`).
+    public var stdinName: String = "-"
     /// The receipt key (`--field`); nil for the first of `receipt-data`, `receipt_data`, `receipt` present.
     public var field: String? = nil
     /// The key copied into `record_id` (`--id-field`).
@@ -51,6 +53,9 @@ public struct PipelineConfig: Sendable {
     public var resumeAfter: InputPosition? = nil
 
     public init() {}
+
+    /// The name an input goes by in the tables: its path as given, or `stdinName` for standard input.
+    public func sourceName(_ path: String) -> String { path == "-" ? stdinName : path }
 
     /// Batches in flight when `inFlight` is 0: enough to keep every worker busy while the writer works,
     /// but never more than about 160 MB of batch buffers.

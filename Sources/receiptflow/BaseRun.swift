@@ -89,7 +89,7 @@ struct BaseRun {
 extension ExportSetup {
     /// The history stage of this run: on a base, continuing its chain.
     func makeHistoryCollector(resumable: Bool) -> HistoryCollector {
-        let chain = (base?.state.header.inputs ?? []) + config.inputs
+        let chain = (base?.state.header.inputs ?? []) + config.inputs.map(config.sourceName)
         let collector = HistoryCollector(directory: out, inputs: chain, resumable: resumable)
         if let base { collector.continueChain(base.state) }
         return collector

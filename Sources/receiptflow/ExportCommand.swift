@@ -45,6 +45,8 @@ let exportUsage = """
       --require-device-match         reject a receipt whose hash is not its record's device's (21003)
       --threads N                    worker threads (default: all cores)
       --max-record-size BYTES        longest input line accepted (default 1048576)
+      --stdin-name NAME              the name standard input (-) goes by in `source` and in the history
+                                     state (default -), e.g. the path of the file piped in
       --progress / --quiet           progress on standard error (default: when it is a terminal); --quiet
                                      also drops the notes and the closing line
       --report                       also write report.html, a one-page summary of the run for people
@@ -366,6 +368,14 @@ struct ExportSetup {
             maxRejectRateText = r
         }
         if let f = args.value("--id-field") { config.idField = f.isEmpty ? nil : f }
+        if let n = args.value("--stdin-name") {
+            guard !n.isEmpty, config.inputs.contains("-") else {
+                throw UsageError(
+                    .invalidCombination, option: "--stdin-name",
+                    detail: "--stdin-name names standard input (-): give a non-empty name and read from -")
+            }
+            config.stdinName = n
+        }
         if let e = args.value("--environment") {
             guard let env = EnvironmentRequirement(rawValue: e) else {
                 throw UsageError(

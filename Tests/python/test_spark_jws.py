@@ -21,7 +21,7 @@ pytest.importorskip("cryptography", reason="the JWS test PKI needs cryptography 
 import history_reference as ref  # noqa: E402
 import jws_support  # noqa: E402
 from spark_support import DRIVER, receiptflow_bin  # noqa: E402
-from test_spark import java_available, plain, read_parts, spark_submit  # noqa: E402
+from test_spark import assert_history_tables_equal, java_available, plain, read_parts, spark_submit  # noqa: E402
 
 # In the middle of the JWS subscriptions' periods, so that the renewal infos give every refined state.
 AS_OF = "2024-05-15T00:00:00Z"
@@ -91,5 +91,6 @@ def test_jws_input_gives_the_tables_of_a_single_machine_run(tmp_path):
                            for r in pq.read_table(single["parquet"] / f"{table}.parquet").to_pylist()], columns)
         assert got == mine, f"the single-machine export's {table} differ from Spark's"
         assert got == want[table], f"history_reference.py's {table} differ from Spark's"
+    assert_history_tables_equal(out, single["parquet"])
     with open(out / "summary.json") as fh:
         assert json.load(fh)["as_of"] == ref.format_time(ref.parse_time(AS_OF))

@@ -2,6 +2,7 @@
 surface (so that Spark retries), and how receiptflow's two tables become the nested batches Spark writes."""
 
 import os
+import subprocess
 import stat
 import textwrap
 
@@ -88,7 +89,8 @@ def test_environment_and_source_reach_receiptflow(tmp_path, monkeypatch):
     probe, source, args = seen.read_text().strip().split("|")
     assert probe == "from-the-executor"
     assert source == "in.ndjson"
-    assert args.startswith("export - --out ") and args.endswith("--format parquet --no-verify --quiet")
+    assert args.startswith("export - --stdin-name in.ndjson --out ")
+    assert args.endswith("--format parquet --no-verify --quiet")
 
 
 def test_relative_trust_anchor_is_found_from_the_scratch_directory(tmp_path, monkeypatch):
@@ -117,11 +119,17 @@ def test_writing_to_stdout_is_a_failure(tmp_path):
         run(binary, input_file(tmp_path))
 
 
-def flatten(batches, renewals=None):
-    """Nested batches back to (receipts rows, transactions rows); the renewal infos go to `renewals`."""
+def flatten(batches, renewals=None, states=None):
+    """Nested batches back to (receipts rows, transactions rows); the renewal infos go to `renewals`, the history
+    state rows' (file, piece, bytes) to `states`."""
     receipts, transactions = [], []
     for b in batches:
         for row in b.to_pylist():
+            history = tuple(row.pop(c[0]) for c in driver.HISTORY_COLUMNS)
+            if history[0] is not None:
+                assert states is not None, "a history state row where none was expected"
+                states.append(history)
+                continue
             transactions.extend(row.pop(driver.NESTED))
             got = row.pop(driver.NESTED_RENEWALS)
             if renewals is not None:
@@ -141,7 +149,8 @@ def test_real_receiptflow_rows_equal_a_direct_export(tmp_path, local_dirs, monke
     monkeypatch.setattr(driver, "nested_batches", _small_batches(driver.nested_batches))
     for p in paths:
         f = {"source": p, "uri": "file:" + p, "local": p, "size": os.path.getsize(p)}
-        r, t = flatten(driver.run_file(f, binary, driver.task_arguments(["--trust-anchor", anchor], 1)))
+        args = driver.task_arguments(["--trust-anchor", anchor], 1, history=False)
+        r, t = flatten(driver.run_file(f, binary, args))
         got_receipts += r
         got_transactions += t
     # Timestamps come back in microseconds (Spark's Arrow bridge), the reference in milliseconds: the same instants.
@@ -169,13 +178,46 @@ def test_jws_records_keep_their_transactions_and_renewal_infos(tmp_path, local_d
     f = {"source": str(path), "uri": "file:" + str(path), "local": str(path), "size": os.path.getsize(path)}
     renewals = []
     receipts, transactions = flatten(
-        driver.run_file(f, binary, driver.task_arguments(["--trust-anchor", str(anchor)], 1)), renewals)
+        driver.run_file(f, binary, driver.task_arguments(["--trust-anchor", str(anchor)], 1, history=False)),
+        renewals)
     assert receipts == pq.read_table(ref / "receipts.parquet").to_pylist()
     assert transactions == pq.read_table(ref / "transactions.parquet").to_pylist()
     assert renewals == pq.read_table(ref / "renewals.parquet").to_pylist()
     # Lines with several JWS, each with its own rows.
     lines = [r["line"] for r in receipts]
     assert len(lines) > len(set(lines)) and len(renewals) > 40 and len(transactions) > 40
+    assert os.listdir(local_dirs) == []
+
+
+def test_history_states_of_the_files_merged_in_order_equal_a_direct_export(tmp_path, local_dirs, monkeypatch):
+    """Each file's task hands back its history state (the summary, then the state in pieces, named by the driver's
+    source); written back as run folders and merged in file order by the driver's merge, they give every history
+    table of a single-machine export of the files, byte for byte in CSV, and no record row is lost to them."""
+    binary = receiptflow_bin()
+    paths, anchor = generate_split_corpus(binary, str(tmp_path), 0, 3, compress=(1,), customers=40)
+    reference_tables(binary, paths, anchor, str(tmp_path / "ref"), fmt="csv", extra=("--as-of", "2021-09-01"))
+    monkeypatch.setattr(driver, "STATE_PIECE_BYTES", 1000)
+    runs = []
+    for i, p in enumerate(paths):
+        f = {"source": p, "uri": "file:" + p, "local": p, "size": os.path.getsize(p), "index": i}
+        states = []
+        receipts, _ = flatten(driver.run_file(f, binary, driver.task_arguments(["--trust-anchor", anchor], 1)),
+                              states=states)
+        assert receipts and {s[0] for s in states} == {i}
+        assert [s[1] for s in states] == list(range(len(states))) and len(states) > 2
+        run = tmp_path / "runs" / f"r{i}"
+        run.mkdir(parents=True)
+        (run / "summary.json").write_bytes(states[0][2])
+        (run / driver.STATE_FILE).write_bytes(b"".join(s[2] for s in states[1:]))
+        runs.append(str(run))
+    merged = tmp_path / "merged"
+    subprocess.run([binary, "merge", *runs, "--out", str(merged), "--format", "csv", "--as-of", "2021-09-01",
+                    "--quiet"], check=True)
+    tables = sorted(n for n in os.listdir(tmp_path / "ref")
+                    if n.endswith(".csv") and n[:-4] not in driver.RECORD_TABLES)
+    assert {"purchases.csv", "subscriptions.csv"} <= set(tables)
+    for name in tables:
+        assert (merged / name).read_bytes() == (tmp_path / "ref" / name).read_bytes(), name
     assert os.listdir(local_dirs) == []
 
 

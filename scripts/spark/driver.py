@@ -12,19 +12,22 @@ are DIR/name; files matched by a glob get their full path). OUTPUT receives
     OUTPUT/receipts/part-*.parquet      + _SUCCESS   one row per input record (contract.md, "receipts")
     OUTPUT/transactions/part-*.parquet  + _SUCCESS   one row per in-app purchase of a valid receipt or JWS
     OUTPUT/renewals/part-*.parquet      + _SUCCESS   one row per valid JWS renewal info
-    OUTPUT/purchases/part-*.parquet     + _SUCCESS   one row per purchase, merged across receipts (history)
-    OUTPUT/subscriptions/part-*.parquet + _SUCCESS   one row per auto-renewable subscription, with its state
-    OUTPUT/summary.json                               counts and the as-of time, written last
+    OUTPUT/purchases/part-00000.parquet     + _SUCCESS   one row per purchase, merged across receipts (history)
+    OUTPUT/subscriptions/part-00000.parquet + _SUCCESS   one row per auto-renewable subscription, with its state
+    OUTPUT/NAME/part-00000.parquet          + _SUCCESS   every other history table receiptflow writes
+    OUTPUT/summary.json                                   counts and the as-of time, written last
 
-The two history tables follow the contract's history rules, computed with Spark SQL over every file's rows: a
-receipt's position is (index of its file in the input order above, line, and for a JWS its jws_index), the newest
-renewal info of each subscription refines it as docs/history.md says, the as-of time is `--as-of` or the data
-horizon, and the rows are sorted as the contract says, so that reading the part files in name order gives
-the rows of a single-machine `receiptflow export` of the same files in the same order.
+The history tables are written by receiptflow's own engine, not restated here: each task's receiptflow keeps the
+history state of its file, the task hands it back after the file's rows (extra rows of the same Arrow batches,
+HISTORY_COLUMNS), and the driver runs one `receiptflow merge` over the states in input order, which numbers each
+file's input after the files before it: a receipt's position is (index of its file in the input order above,
+line, and for a JWS its jws_index), so the tables equal those of a single-machine `receiptflow export` of the same
+files in the same order. The driver copies every table the merge wrote to OUTPUT/NAME/ through Hadoop's
+filesystem.
 
-How a task works (`run_file`): the input file is streamed into `receiptflow export - --out SCRATCH --format
-parquet` on standard input; the wrapper passes the executor's environment, drains standard error, and raises when
-receiptflow exits non-zero or dies from a signal, so that Spark retries the task. The three Parquet tables
+How a task works (`run_file`): the input file is streamed into `receiptflow export - --stdin-name SOURCE --out
+SCRATCH --format parquet` on standard input; the wrapper passes the executor's environment, drains standard
+error, and raises when receiptflow exits non-zero or dies from a signal, so that Spark retries the task. The three Parquet tables
 receiptflow wrote into the task's scratch directory are read back with pyarrow and handed to Spark as Arrow batches
 (one row per record with its transactions and renewal infos nested), which Spark's Parquet writer commits per task:
 a failed or retried attempt leaves no rows behind, and a table folder is complete when its `_SUCCESS` marker is
@@ -45,8 +48,8 @@ Driver options (before INPUT):
   --overwrite      replace OUTPUT when it exists (default: refuse).
 
 `--as-of DATE` (RFC 3339) and `--no-history` after OUTPUT are the driver's: the time at which subscription
-states are computed (default: the greatest receipt_creation_date of a contributing receipt), and skipping the two
-history tables.
+states are computed, given to the merge (default: the greatest receipt_creation_date of a contributing receipt),
+and skipping the history tables (given to every task: no state is kept and no merge runs).
 
 Receiptflow options after OUTPUT are passed through (`--trust-anchor`, `--environment`, `--bundle-id`,
 `--no-verify`, `--field`, `--id-field`, `--threads`); `--out`, `--format`, input paths and progress options are
@@ -163,6 +166,21 @@ NESTED_RENEWALS = "renewals"
 # A record is (line, jws_index): a line of JWS has a receipts row per JWS. Its rows in the three tables are
 # matched by one int64 key, line * KEY_SPAN + jws_index + 1 (0 for a receipt, whose jws_index is null).
 KEY_SPAN = 1 << 24
+
+# The extra columns of the nested schema that carry each file's history state from its task to the driver: a
+# file's state rows have `history_file` set (the file's index in input order), `history_piece` 0 for the
+# summary.json receiptflow wrote and 1, 2, ... for consecutive pieces of its history state, `history_bytes` the
+# bytes. Record rows have the three null. Pieces keep any one value far below Spark's and Arrow's size limits.
+HISTORY_COLUMNS = [("history_file", "int32", True), ("history_piece", "int32", True),
+                   ("history_bytes", "binary", True)]
+STATE_PIECE_BYTES = 8 << 20
+# The history state receiptflow keeps in its output folder (docs/incremental.md).
+STATE_FILE = ".receiptflow-state"
+# The record tables; every other table receiptflow's merge writes is a history table.
+RECORD_TABLES = ("receipts", "transactions", "renewals")
+# At most this many task states in one `receiptflow merge`; more are merged in consecutive groups first (a merged
+# folder is a run like any other, so merging groups in order gives the same chain).
+MERGE_FAN_IN = 256
 
 DEFAULT_TASK_BYTES = 128 << 20
 # Options the driver sets itself; passing them would change what a task writes or where.
@@ -309,12 +327,14 @@ def check_passthrough(args):
     return list(args)
 
 
-def task_arguments(passthrough, task_cpus):
-    """Receiptflow's export arguments for one task: quiet, and as many threads as Spark gave the task."""
+def task_arguments(passthrough, task_cpus, history=True):
+    """Receiptflow's export arguments for one task: quiet, as many threads as Spark gave the task, and
+    `--no-history` when the driver writes no history tables (otherwise each task keeps its file's history state
+    for the driver's merge)."""
     args = [a for a in passthrough if a != "--quiet"]
     if not any(a == "--threads" or a.startswith("--threads=") for a in args):
         args += ["--threads", str(task_cpus)]
-    return args + ["--quiet"]
+    return args + ([] if history else ["--no-history"]) + ["--quiet"]
 
 
 # MARK: - Inputs (driver side)
@@ -499,7 +519,8 @@ def run_receiptflow(binary, args, f, scratch):
     """Streams input file `f` into `receiptflow export -` writing Parquet into `scratch/out`; raises TaskFailure on
     any failure (non-zero exit, signal, missing output). Returns the output directory."""
     out = os.path.join(scratch, "out")
-    argv = [binary, "export", "-", "--out", out, "--format", "parquet"] + args
+    # `--stdin-name`: the history state names the input as the driver does, as the tables' `source` is.
+    argv = [binary, "export", "-", "--stdin-name", f["source"], "--out", out, "--format", "parquet"] + args
     env = dict(os.environ)
     # Lets a wrapper or a log line name the file being processed (receiptflow itself sees `-`).
     env["RECEIPTFLOW_SOURCE"] = f["source"]
@@ -553,6 +574,7 @@ def arrow_type(kind):
         "int64": pa.int64(),
         "int32": pa.int32(),
         "bool": pa.bool_(),
+        "binary": pa.binary(),
         # Spark's Arrow bridge carries timestamps in microseconds; Parquet output goes back to milliseconds.
         "timestamp": pa.timestamp("us", tz="UTC"),
     }[kind]
@@ -573,6 +595,7 @@ def nested_arrow_schema():
     return pa.schema(
         arrow_fields(RECEIPTS_COLUMNS)
         + [nested(NESTED, TRANSACTIONS_COLUMNS), nested(NESTED_RENEWALS, RENEWALS_COLUMNS)]
+        + arrow_fields(HISTORY_COLUMNS)
     )
 
 
@@ -716,7 +739,8 @@ def nested_batches(out, source, batch_rows=8192):
             raise TaskFailure(f"receiptflow's receipts of {source} are not in (line, jws_index) order")
         previous = keys[-1]
         lists = [c.take(keys, item_type) for c, item_type in children]
-        yield pa.RecordBatch.from_arrays(conform(rb, RECEIPTS_COLUMNS, source) + lists, schema=schema)
+        none = [pa.nulls(rb.num_rows, arrow_type(k)) for _, k, _ in HISTORY_COLUMNS]
+        yield pa.RecordBatch.from_arrays(conform(rb, RECEIPTS_COLUMNS, source) + lists + none, schema=schema)
     for c, _ in children:
         leftover = c.leftover()
         if leftover:
@@ -743,6 +767,45 @@ def check_summary(out, rows_written, source):
         raise TaskFailure(f"receiptflow counted {records} records in {source} but its table holds {rows_written}")
 
 
+def state_batches(out, f):
+    """The history state receiptflow kept for file `f` (its summary.json and `.receiptflow-state`), as rows of the
+    nested schema with HISTORY_COLUMNS set: piece 0 the summary, then the state in pieces of STATE_PIECE_BYTES.
+    Their receipts columns hold placeholders (the driver drops these rows from every table) and empty lists."""
+    import pyarrow as pa
+
+    paths = [os.path.join(out, name) for name in ("summary.json", STATE_FILE)]
+    for path in paths:
+        if not os.path.isfile(path):
+            raise TaskFailure(f"receiptflow exited 0 but kept no {os.path.basename(path)} for {f['source']}")
+    with open(paths[0], "rb") as fh:
+        pieces = [(0, fh.read())]
+    with open(paths[1], "rb") as fh:
+        while True:
+            chunk = fh.read(STATE_PIECE_BYTES)
+            if not chunk:
+                break
+            pieces.append((len(pieces), chunk))
+    if len(pieces) == 1:
+        raise TaskFailure(f"receiptflow's history state of {f['source']} is empty")
+    schema = nested_arrow_schema()
+    n = len(pieces)
+    placeholder = {"source": f["source"], "line": 0, "status": 0, "verified": False, "record_kind": "history_state"}
+    arrays = []
+    for name, kind, nullable in RECEIPTS_COLUMNS:
+        if nullable:
+            arrays.append(pa.nulls(n, arrow_type(kind)))
+        else:
+            arrays.append(pa.array([placeholder[name]] * n, arrow_type(kind)))
+    for nested in (NESTED, NESTED_RENEWALS):
+        item = schema.field(nested).type
+        arrays.append(pa.ListArray.from_arrays(pa.array([0] * (n + 1), pa.int32()),
+                                               pa.array([], item.value_type), type=item))
+    arrays.append(pa.array([f.get("index", 0)] * n, pa.int32()))
+    arrays.append(pa.array([p for p, _ in pieces], pa.int32()))
+    arrays.append(pa.array([b for _, b in pieces], pa.binary()))
+    yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
 def run_file(f, cfg_binary, args):
     """One input file through receiptflow; yields nested Arrow batches. The scratch directory is removed whatever
     happens, so a killed attempt leaves nothing on the executor."""
@@ -758,6 +821,8 @@ def run_file(f, cfg_binary, args):
             transactions += len(b.column(len(RECEIPTS_COLUMNS)).values)
             yield b
         check_summary(out, written, f["source"])
+        if "--no-history" not in args:
+            yield from state_batches(out, f)
         # One line per file in the executor's log: where a slow task spent its time.
         print(
             f"receiptflow task: {f['source']}: {written} receipts, {transactions} transactions; "
@@ -791,6 +856,7 @@ def spark_type(kind):
         "int64": T.LongType(),
         "int32": T.IntegerType(),
         "bool": T.BooleanType(),
+        "binary": T.BinaryType(),
         "timestamp": T.TimestampType(),
     }[kind]
 
@@ -808,11 +874,12 @@ def nested_spark_schema():
         spark_struct(RECEIPTS_COLUMNS).fields
         + [T.StructField(NESTED, T.ArrayType(spark_struct(TRANSACTIONS_COLUMNS), containsNull=False), False),
            T.StructField(NESTED_RENEWALS, T.ArrayType(spark_struct(RENEWALS_COLUMNS), containsNull=False), False)]
+        + spark_struct(HISTORY_COLUMNS).fields
     )
 
 
 FILE_SCHEMA_COLUMNS = [("source", "string", False), ("uri", "string", False), ("local", "string", True),
-                       ("size", "int64", False)]
+                       ("size", "int64", False), ("index", "int32", False)]
 
 
 def hadoop_path(spark, path):
@@ -833,179 +900,113 @@ def write_text(spark, path, text):
         raise RuntimeError(f"cannot rename {path}.tmp to {path}")
 
 
-# MARK: - History tables (driver side, Spark SQL)
+# MARK: - History tables (driver side, receiptflow merge)
 
 
-def input_index(records, files):
-    """A small frame (source, input): the position of each file in `files`, the driver's input order."""
-    # One index per source: a file given twice has the same rows at both indexes, so either gives the same facts.
-    positions = {f["source"]: i for i, f in enumerate(files)}
-    return records.sparkSession.createDataFrame(sorted(positions.items()), "source string, input int")
-
-
-def history_environment(column):
-    """`Sandbox` when the environment or receipt type ends in Sandbox, otherwise `Production` (null included)."""
+def collect_states(records, count, folder):
+    """Writes each file's history state, as its task kept it, to folder/r<index>/ (summary.json and the state)
+    and returns the run folders in input order. The state rows come back through Spark's results, which hold one
+    successful attempt of each task: a retried task's state is there exactly once, whatever filesystem OUTPUT is
+    on. Partitions arrive one at a time, in task order."""
     from pyspark.sql import functions as F
 
-    return F.when(F.coalesce(column, F.lit("")).endswith("Sandbox"), "Sandbox").otherwise("Production")
+    rows = records.filter(F.col("history_file").isNotNull()).select("history_file", "history_piece", "history_bytes")
+    runs = [os.path.join(folder, f"r{i}") for i in range(count)]
+    expected = 0  # The next file whose summary is due; files come in input order.
+    state_fh, piece = None, 0
+    for row in rows.toLocalIterator():
+        index, p, data = row["history_file"], row["history_piece"], bytes(row["history_bytes"])
+        if p == 0:
+            if index != expected:
+                raise RuntimeError(f"history state of input {index} came when input {expected} was due")
+            if state_fh is not None:
+                state_fh.close()
+            os.makedirs(runs[index])
+            with open(os.path.join(runs[index], "summary.json"), "wb") as fh:
+                fh.write(data)
+            state_fh, piece = open(os.path.join(runs[index], STATE_FILE), "wb"), 1
+            expected += 1
+        else:
+            if index != expected - 1 or p != piece or state_fh is None:
+                raise RuntimeError(f"history state of input {index}: piece {p} out of order")
+            state_fh.write(data)
+            piece += 1
+    if state_fh is not None:
+        state_fh.close()
+    if expected != count:
+        raise RuntimeError(f"history states came back for {expected} of {count} inputs")
+    return runs
 
 
-def contributing_receipts(records, files):
-    """Valid, non-Xcode records (receipts and JWS) with their input index."""
-    from pyspark.sql import functions as F
-
-    xcode = F.coalesce(F.col("receipt_type") == "Xcode", F.lit(False))
-    valid = records.filter((F.col("status") == 0) & ~xcode)
-    return valid.join(F.broadcast(input_index(records, files)), "source")
-
-
-def purchases_frame(receipts):
-    """One row per (environment, bundle_id, transaction_id): the newest occurrence's facts, the newest known
-    cancellation, first/last seen and the number of occurrences. Recency: (created, input, line, jws_index,
-    entry); a receipt's jws_index is null and a line of JWS has only JWS, so the order within a line is the order
-    of its transactions rows. The environment and bundle are those of the transactions row (for a JWS transaction,
-    its own)."""
-    from pyspark.sql import functions as F
-
-    occ = receipts.select(
-        "source", "line", "input", "jws_index",
-        F.col("receipt_creation_date").alias("created"), F.posexplode(NESTED).alias("entry", "t"),
-    ).withColumn("environment", history_environment(F.col("t.receipt_type"))).withColumn(
-        "bundle_id", F.col("t.bundle_id"))
-    rank = [F.col("created"), F.col("input"), F.col("line"), F.col("jws_index"), F.col("entry")]
-    facts = [
-        "original_transaction_id", "product_id", "quantity", "purchase_date", "original_purchase_date",
-        "expires_date", "web_order_line_item_id", "is_trial_period", "is_in_intro_offer_period",
-        "promotional_offer_id", "product_type",
-    ]
-    newest = F.max(F.struct(*rank, *[F.col("t." + f).alias(f) for f in facts], "source", F.col("line").alias("l")))
-    cancel = F.max(
-        F.when(
-            F.col("t.cancellation_date").isNotNull(),
-            F.struct(*rank, F.col("t.cancellation_date").alias("d"), F.col("t.cancellation_reason").alias("r")),
-        )
-    )
-    grouped = occ.groupBy("environment", "bundle_id", F.col("t.transaction_id").alias("transaction_id")).agg(
-        newest.alias("n"), cancel.alias("c"), F.min("created").alias("first_seen"),
-        F.max("created").alias("last_seen"), F.count(F.lit(1)).alias("occurrences"),
-    )
-    return grouped.select(
-        "environment", "bundle_id", "transaction_id",
-        *[F.col("n." + f).alias(f) for f in facts],
-        F.col("c.d").alias("cancellation_date"), F.col("c.r").alias("cancellation_reason"),
-        "first_seen", "last_seen", "occurrences", F.col("n.source").alias("source"), F.col("n.l").alias("line"),
-    )
+def run_merge(binary, runs, out, as_of_text=None):
+    """`receiptflow merge RUN... --out out` (Parquet), in groups of at most MERGE_FAN_IN runs merged first."""
+    level = 0
+    while len(runs) > MERGE_FAN_IN:
+        groups = [runs[i : i + MERGE_FAN_IN] for i in range(0, len(runs), MERGE_FAN_IN)]
+        runs = [merge_once(binary, g, f"{out}.level{level}-{k}") for k, g in enumerate(groups)]
+        level += 1
+    merge_once(binary, runs, out, as_of_text)
+    return out
 
 
-# The renewal-info fields that fill the last six columns of subscriptions, in column order after
-# renewal_signed_date (the renewal info's signed_date).
-RENEWAL_FIELDS = [
-    "auto_renew_status", "auto_renew_product_id", "expiration_intent", "is_in_billing_retry_period",
-    "grace_period_expires_date",
-]
+def merge_once(binary, runs, out, as_of_text=None):
+    argv = [binary, "merge", *runs, "--out", out, "--format", "parquet", "--quiet"]
+    if as_of_text is not None:
+        argv += ["--as-of", as_of_text]
+    done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if done.returncode != 0:
+        detail = done.stderr.decode("utf-8", "replace").strip()[-STDERR_TAIL_BYTES:]
+        raise RuntimeError(f"receiptflow merge {describe_exit(done.returncode)}: {detail}")
+    return out
 
 
-def newest_renewals(records, files):
-    """The newest counting renewal info per (environment, original_transaction_id): a renewals row whose
-    environment is not Xcode and whose original_transaction_id is not null, newest by (signed_date, input, line,
-    jws_index). Columns: environment, original_transaction_id, n (a struct of signed_date and RENEWAL_FIELDS)."""
-    from pyspark.sql import functions as F
+def commit_history_tables(spark, merged, base, overwrite):
+    """Copies every history table the merge wrote (merged/NAME.parquet) to OUTPUT/NAME/part-00000.parquet through
+    Hadoop's filesystem, then its _SUCCESS marker. Returns {table: rows}."""
+    import pyarrow.parquet as pq
 
-    r = records.select(F.explode(NESTED_RENEWALS).alias("r")).select("r.*")
-    xcode = F.coalesce(F.col("environment") == "Xcode", F.lit(False))
-    r = r.filter(F.col("original_transaction_id").isNotNull() & ~xcode).join(
-        F.broadcast(input_index(records, files)), "source")
-    newest = F.max(F.struct("signed_date", "input", "line", "jws_index", *RENEWAL_FIELDS))
-    return r.groupBy(
-        history_environment(F.col("environment")).alias("environment"), "original_transaction_id"
-    ).agg(newest.alias("n"))
-
-
-def subscriptions_frame(purchases, as_of, renewals):
-    """One row per (environment, bundle_id, original_transaction_id) of the purchases with an expires_date (a
-    null original transaction id makes a group of its own, keyed by the transaction id), with its state at
-    `as_of` (a Spark timestamp column), refined by the newest renewal info of its (environment,
-    original_transaction_id) from `renewals` (newest_renewals), whose fields fill the last six columns. Rules,
-    first match wins: not_started, active, revoked, grace_period, billing_retry, expired, unknown."""
-    from pyspark.sql import functions as F
-
-    p = purchases.filter(F.col("expires_date").isNotNull())
-    counted = F.col("purchase_date") <= as_of
-    cancelled_by_then = F.coalesce(F.col("cancellation_date") <= as_of, F.lit(False))
-    live = counted & ~cancelled_by_then
-    order = F.struct("purchase_date", "transaction_id", "product_id")
-
-    def count_if(cond):
-        return F.sum(F.when(cond, 1).otherwise(0)).cast("long")
-
-    g = p.groupBy(
-        "environment", "bundle_id",
-        F.coalesce("original_transaction_id", "transaction_id").alias("original_transaction_id"),
-    ).agg(
-        F.min(order).alias("first"), F.max(order).alias("latest"),
-        F.min("purchase_date").alias("first_purchase_date"), F.max("purchase_date").alias("latest_purchase_date"),
-        F.max(F.when(F.col("cancellation_date").isNull(), F.col("expires_date"))).alias("latest_expires_date"),
-        F.count(F.lit(1)).alias("periods"),
-        count_if(F.col("is_trial_period") == True).alias("trial_periods"),  # noqa: E712 (a Column, not a bool)
-        count_if(F.col("is_in_intro_offer_period") == True).alias("intro_periods"),  # noqa: E712
-        count_if(F.col("cancellation_date").isNotNull()).alias("cancelled_periods"),
-        F.max("last_seen").alias("observed_through"),
-        count_if(counted).alias("_counted"),
-        count_if(live & (as_of < F.col("expires_date"))).alias("_active"),
-        F.max(F.when(counted, F.struct("purchase_date", "transaction_id", cancelled_by_then.alias("x")))).alias(
-            "_last"),
-        F.max(F.when(live, F.col("expires_date"))).alias("_live_expiry"),
-    )
-    # Every bundle's row of the key takes the key's renewal info: a renewal info names no bundle.
-    g = g.join(renewals, ["environment", "original_transaction_id"], "left")
-    signed = F.col("n.signed_date")
-    # The renewal info applies at A: signed by A, and not before the newest counted period began.
-    applies = signed.isNotNull() & (signed <= as_of) & (signed >= F.col("_last.purchase_date"))
-    retry = applies & F.coalesce(F.col("n.is_in_billing_retry_period"), F.lit(False))
-    state = (
-        F.when(F.col("_counted") == 0, "not_started")
-        .when(F.col("_active") > 0, "active")
-        .when(F.col("_last.x"), "revoked")
-        .when(retry & (as_of < F.col("n.grace_period_expires_date")), "grace_period")
-        .when(retry, "billing_retry")
-        .when(F.col("observed_through") >= F.col("_live_expiry"), "expired")
-        .when(applies & F.col("n.expiration_intent").isNotNull() & (signed >= F.col("_live_expiry")), "expired")
-        .otherwise("unknown")
-    )
-    return g.select(
-        "environment", "bundle_id", "original_transaction_id",
-        F.col("first.product_id").alias("first_product_id"), F.col("latest.product_id").alias("latest_product_id"),
-        "first_purchase_date", "latest_purchase_date", "latest_expires_date", "periods", "trial_periods",
-        "intro_periods", "cancelled_periods", "observed_through", state.alias("state"),
-        signed.alias("renewal_signed_date"), *[F.col("n." + f).alias(f) for f in RENEWAL_FIELDS],
-    )
+    jvm = spark.sparkContext._jvm
+    written = {}
+    for name in sorted(os.listdir(merged)):
+        if not name.endswith(".parquet") or name[: -len(".parquet")] in RECORD_TABLES:
+            continue
+        table = name[: -len(".parquet")]
+        local = os.path.join(merged, name)
+        folder, fs = hadoop_path(spark, base + "/" + table)
+        if fs.exists(folder):
+            if not overwrite:
+                raise UsageError(f"OUTPUT {base}/{table} exists; remove it or pass --overwrite")
+            fs.delete(folder, True)
+        fs.mkdirs(folder)
+        target, _ = hadoop_path(spark, base + "/" + table + "/part-00000.parquet")
+        fs.copyFromLocalFile(False, True, jvm.org.apache.hadoop.fs.Path("file://" + os.path.abspath(local)), target)
+        marker, _ = hadoop_path(spark, base + "/" + table + "/_SUCCESS")
+        fs.create(marker, True).close()
+        written[table] = pq.ParquetFile(local).metadata.num_rows
+    return written
 
 
-def write_history(records, files, as_of, base, mode):
-    """Writes OUTPUT/purchases and OUTPUT/subscriptions, sorted as the contract says; returns the as-of time used,
-    in epoch microseconds (the data horizon when `as_of` is None; None when no receipt contributes)."""
-    from pyspark.sql import functions as F
-
-    receipts = contributing_receipts(records, files)
-    if as_of is None:
-        # Epoch microseconds computed by Spark: a collected timestamp would come back in the local time zone.
-        micros = receipts.agg(F.expr("max(unix_micros(receipt_creation_date))")).collect()[0][0]
-    else:
-        delta = as_of - _EPOCH
-        micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-    # A timestamp literal from epoch microseconds: no session or Python time zone can shift it.
-    as_of_column = F.expr(f"timestamp_micros({micros if micros is not None else 0})")
-    purchases = purchases_frame(receipts).persist()
-    purchases.orderBy(
-        "environment", "bundle_id", F.col("original_transaction_id").asc_nulls_first(),
-        F.col("purchase_date").asc_nulls_first(), "transaction_id",
-    ).write.mode(mode).parquet(base + "/purchases")
-    renewals = newest_renewals(records, files)
-    subscriptions_frame(purchases, as_of_column, renewals).orderBy(
-        "environment", "bundle_id", "original_transaction_id"
-    ).write.mode(mode).parquet(base + "/subscriptions")
-    purchases.unpersist()
-    return micros
+def write_history(spark, records, files, cfg, base):
+    """Gathers the tasks' history states, merges them in input order with `receiptflow merge` (the engine's own
+    rules, the same code as a single-machine export) and commits the tables it wrote. Returns (the as-of time as
+    receiptflow wrote it, {table: rows}, seconds spent merging)."""
+    binary = resolve_binary(cfg.binary)
+    folder = tempfile.mkdtemp(prefix="receiptflow-merge-", dir=scratch_root())
+    try:
+        runs = collect_states(records, len(files), folder)
+        started = time.monotonic()
+        as_of_text = None
+        if cfg.as_of is not None:
+            delta = cfg.as_of - _EPOCH
+            as_of_text = format_as_of((delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds)
+        merged = run_merge(binary, runs, os.path.join(folder, "merged"), as_of_text)
+        seconds = time.monotonic() - started
+        with open(os.path.join(merged, "summary.json")) as fh:
+            as_of = json.load(fh).get("as_of")
+        written = commit_history_tables(spark, merged, base, cfg.overwrite)
+        return as_of, written, seconds
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def run(spark, cfg):
@@ -1020,37 +1021,41 @@ def run(spark, cfg):
     files = list_inputs(spark, cfg.inputs)
     if not files:
         raise UsageError(f"INPUT {','.join(cfg.inputs)} holds no files (names starting with _ or . are skipped)")
+    for i, f in enumerate(files):
+        f["index"] = i
     tasks = pack_tasks(files, cfg.task_bytes, cfg.files_per_task)
     base = cfg.output.rstrip("/")
     if cfg.overwrite:
         # summary.json says "the whole run finished": a previous run's must not outlive the tables it described.
         summary_path, fs = hadoop_path(spark, base + "/summary.json")
         fs.delete(summary_path, False)
-    args = task_arguments(cfg.passthrough, int(sc.getConf().get("spark.task.cpus", "1")))
+    args = task_arguments(cfg.passthrough, int(sc.getConf().get("spark.task.cpus", "1")), cfg.history)
 
     # One element per task and as many slices as tasks: parallelize puts exactly one task in each partition.
     rdd = sc.parallelize(tasks, len(tasks)).flatMap(
-        lambda group: [(f["source"], f["uri"], f["local"], f["size"]) for f in group]
+        lambda group: [(f["source"], f["uri"], f["local"], f["size"], f["index"]) for f in group]
     )
     file_df = spark.createDataFrame(rdd, spark_struct(FILE_SCHEMA_COLUMNS))
     records = file_df.mapInArrow(run_partition(cfg.binary, args), nested_spark_schema())
     # The three tables come from one pass of receiptflow: the first write computes and keeps the records, the
     # others read them back. Should a kept block be lost, Spark recomputes it; receiptflow is deterministic, so the
     # rows are the same.
-    records = records.persist(StorageLevel.MEMORY_AND_DISK)
+    kept = records.persist(StorageLevel.MEMORY_AND_DISK)
+    # The history state rows of the tasks (HISTORY_COLUMNS) are in no table.
+    records = kept.filter(F.col("history_file").isNull()).drop(*[c[0] for c in HISTORY_COLUMNS])
     mode = "overwrite" if cfg.overwrite else "errorifexists"
     records.drop(NESTED, NESTED_RENEWALS).write.mode(mode).parquet(base + "/receipts")
     records.select(F.explode(NESTED).alias("t")).select("t.*").write.mode(mode).parquet(base + "/transactions")
     records.select(F.explode(NESTED_RENEWALS).alias("r")).select("r.*").write.mode(mode).parquet(base + "/renewals")
 
-    as_of = None
+    as_of, history_rows, merge_seconds = None, {}, None
     if cfg.history:
-        as_of = write_history(records, files, cfg.as_of, base, mode)
+        as_of, history_rows, merge_seconds = write_history(spark, kept, files, cfg, base)
 
     counts = records.groupBy("status", "error_code").agg(
         F.count(F.lit(1)).alias("n"), F.sum(F.size(NESTED)).alias("t")
     ).collect()
-    records.unpersist()
+    kept.unpersist()
     by_status, by_code = {}, {}
     total = transactions = 0
     for r in counts:
@@ -1073,7 +1078,9 @@ def run(spark, cfg):
         "by_error_code": dict(sorted(by_code.items())),
         "receiptflow_arguments": args,
         "history": cfg.history,
-        "as_of": None if as_of is None else format_as_of(as_of),
+        "as_of": as_of,
+        "history_rows": history_rows,
+        "merge_seconds": None if merge_seconds is None else round(merge_seconds, 3),
         "elapsed_seconds": round(time.time() - started, 3),
     }
     write_text(spark, base + "/summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
