@@ -94,6 +94,7 @@ RECEIPTS_COLUMNS = [
     ("device_hash_matches", "bool", True),
     ("record_kind", "string", False),
     ("jws_index", "int32", True),
+    ("user_id", "string", True),
 ]
 
 TRANSACTIONS_COLUMNS = [
@@ -132,6 +133,7 @@ TRANSACTIONS_COLUMNS = [
     ("signed_date", "timestamp", True),
     ("environment", "string", True),
     ("jws_index", "int32", True),
+    ("offer_discount_type", "string", True),
 ]
 
 RENEWALS_COLUMNS = [
@@ -859,26 +861,51 @@ def contributing_receipts(records, files):
     return valid.join(F.broadcast(input_index(records, files)), "source")
 
 
-def purchases_frame(receipts):
+def jws_offer_facts(occ):
+    """A JWS transaction's offer as a receipt's flags (docs/history.md, "Offers of JWS transactions"): columns
+    is_trial_period, is_in_intro_offer_period and promotional_offer_id of each occurrence."""
+    from pyspark.sql import functions as F
+
+    jws = F.col("jws_index").isNotNull()
+    kind, discount = F.col("t.offer_type"), F.col("t.offer_discount_type")
+    trial = F.when(~jws, F.col("t.is_trial_period")).when(
+        kind == 1, F.when(discount.isNull(), F.lit(None).cast("boolean")).otherwise(discount == "FREE_TRIAL")
+    ).otherwise(F.lit(False))
+    intro = F.when(~jws, F.col("t.is_in_intro_offer_period")).when(
+        kind == 1, discount.isNull() | discount.isin("PAY_AS_YOU_GO", "PAY_UP_FRONT")).otherwise(F.lit(False))
+    promo = F.when(~jws, F.col("t.promotional_offer_id")).when(kind == 2, F.col("t.offer_identifier"))
+    return occ.withColumn("is_trial_period", trial).withColumn("is_in_intro_offer_period", intro).withColumn(
+        "promotional_offer_id", promo)
+
+
+def purchases_frame(receipts, user_field=False):
     """One row per (environment, bundle_id, transaction_id): the newest occurrence's facts, the newest known
     cancellation, first/last seen and the number of occurrences. Recency: (created, input, line, jws_index,
     entry); a receipt's jws_index is null and a line of JWS has only JWS, so the order within a line is the order
     of its transactions rows. The environment and bundle are those of the transactions row (for a JWS transaction,
-    its own)."""
+    its own). The user id and app account token are those of the newest occurrence that has one; several user
+    ids are marked (null when the run named no `--user-field`)."""
     from pyspark.sql import functions as F
 
     occ = receipts.select(
-        "source", "line", "input", "jws_index",
+        "source", "line", "input", "jws_index", "user_id",
         F.col("receipt_creation_date").alias("created"), F.posexplode(NESTED).alias("entry", "t"),
     ).withColumn("environment", history_environment(F.col("t.receipt_type"))).withColumn(
         "bundle_id", F.col("t.bundle_id"))
+    occ = jws_offer_facts(occ)
+    mapped = {"is_trial_period", "is_in_intro_offer_period", "promotional_offer_id"}
     rank = [F.col("created"), F.col("input"), F.col("line"), F.col("jws_index"), F.col("entry")]
     facts = [
         "original_transaction_id", "product_id", "quantity", "purchase_date", "original_purchase_date",
         "expires_date", "web_order_line_item_id", "is_trial_period", "is_in_intro_offer_period",
         "promotional_offer_id", "product_type",
     ]
-    newest = F.max(F.struct(*rank, *[F.col("t." + f).alias(f) for f in facts], "source", F.col("line").alias("l")))
+    newest = F.max(F.struct(
+        *rank, *[F.col(f if f in mapped else "t." + f).alias(f) for f in facts], "source", F.col("line").alias("l")))
+    user = F.max(F.when(F.col("user_id").isNotNull(), F.struct(*rank, F.col("user_id").alias("u"))))
+    token = F.max(F.when(
+        F.col("t.app_account_token").isNotNull(), F.struct(*rank, F.col("t.app_account_token").alias("k"))))
+    multiple = (F.countDistinct("user_id") >= 2) if user_field else F.lit(None).cast("boolean")
     cancel = F.max(
         F.when(
             F.col("t.cancellation_date").isNotNull(),
@@ -887,12 +914,14 @@ def purchases_frame(receipts):
     )
     grouped = occ.groupBy("environment", "bundle_id", F.col("t.transaction_id").alias("transaction_id")).agg(
         newest.alias("n"), cancel.alias("c"), F.min("created").alias("first_seen"),
-        F.max("created").alias("last_seen"), F.count(F.lit(1)).alias("occurrences"),
+        F.max("created").alias("last_seen"), F.count(F.lit(1)).alias("occurrences"), user.alias("user"),
+        token.alias("token"), multiple.alias("multiple_user_ids"),
     )
     return grouped.select(
         "environment", "bundle_id", "transaction_id",
         *[F.col("n." + f).alias(f) for f in facts],
         F.col("c.d").alias("cancellation_date"), F.col("c.r").alias("cancellation_reason"),
+        F.col("user.u").alias("user_id"), "multiple_user_ids", F.col("token.k").alias("app_account_token"),
         "first_seen", "last_seen", "occurrences", F.col("n.source").alias("source"), F.col("n.l").alias("line"),
     )
 
@@ -921,7 +950,7 @@ def newest_renewals(records, files):
     ).agg(newest.alias("n"))
 
 
-def subscriptions_frame(purchases, as_of, renewals):
+def subscriptions_frame(purchases, as_of, renewals, user_field=False):
     """One row per (environment, bundle_id, original_transaction_id) of the purchases with an expires_date (a
     null original transaction id makes a group of its own, keyed by the transaction id), with its state at
     `as_of` (a Spark timestamp column), refined by the newest renewal info of its (environment,
@@ -955,6 +984,14 @@ def subscriptions_frame(purchases, as_of, renewals):
         F.max(F.when(counted, F.struct("purchase_date", "transaction_id", cancelled_by_then.alias("x")))).alias(
             "_last"),
         F.max(F.when(live, F.col("expires_date"))).alias("_live_expiry"),
+        # The customer: of the greatest period that has one; several users when a period has several or two
+        # periods name different ones.
+        F.max(F.when(F.col("user_id").isNotNull(), F.struct("purchase_date", "transaction_id", "user_id"))).alias(
+            "_user"),
+        F.max(F.when(F.col("app_account_token").isNotNull(),
+                     F.struct("purchase_date", "transaction_id", "app_account_token"))).alias("_token"),
+        ((F.max(F.col("multiple_user_ids").cast("int")) == 1) | (F.countDistinct("user_id") >= 2)
+         if user_field else F.lit(None).cast("boolean")).alias("multiple_user_ids"),
     )
     # Every bundle's row of the key takes the key's renewal info: a renewal info names no bundle.
     g = g.join(renewals, ["environment", "original_transaction_id"], "left")
@@ -978,10 +1015,12 @@ def subscriptions_frame(purchases, as_of, renewals):
         "first_purchase_date", "latest_purchase_date", "latest_expires_date", "periods", "trial_periods",
         "intro_periods", "cancelled_periods", "observed_through", state.alias("state"),
         signed.alias("renewal_signed_date"), *[F.col("n." + f).alias(f) for f in RENEWAL_FIELDS],
+        F.col("_user.user_id").alias("user_id"), "multiple_user_ids",
+        F.col("_token.app_account_token").alias("app_account_token"),
     )
 
 
-def write_history(records, files, as_of, base, mode):
+def write_history(records, files, as_of, base, mode, user_field=False):
     """Writes OUTPUT/purchases and OUTPUT/subscriptions, sorted as the contract says; returns the as-of time used,
     in epoch microseconds (the data horizon when `as_of` is None; None when no receipt contributes)."""
     from pyspark.sql import functions as F
@@ -995,13 +1034,13 @@ def write_history(records, files, as_of, base, mode):
         micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
     # A timestamp literal from epoch microseconds: no session or Python time zone can shift it.
     as_of_column = F.expr(f"timestamp_micros({micros if micros is not None else 0})")
-    purchases = purchases_frame(receipts).persist()
+    purchases = purchases_frame(receipts, user_field).persist()
     purchases.orderBy(
         "environment", "bundle_id", F.col("original_transaction_id").asc_nulls_first(),
         F.col("purchase_date").asc_nulls_first(), "transaction_id",
     ).write.mode(mode).parquet(base + "/purchases")
     renewals = newest_renewals(records, files)
-    subscriptions_frame(purchases, as_of_column, renewals).orderBy(
+    subscriptions_frame(purchases, as_of_column, renewals, user_field).orderBy(
         "environment", "bundle_id", "original_transaction_id"
     ).write.mode(mode).parquet(base + "/subscriptions")
     purchases.unpersist()
@@ -1045,7 +1084,8 @@ def run(spark, cfg):
 
     as_of = None
     if cfg.history:
-        as_of = write_history(records, files, cfg.as_of, base, mode)
+        user_field = any(a == "--user-field" or a.startswith("--user-field=") for a in cfg.passthrough)
+        as_of = write_history(records, files, cfg.as_of, base, mode, user_field)
 
     counts = records.groupBy("status", "error_code").agg(
         F.count(F.lit(1)).alias("n"), F.sum(F.size(NESTED)).alias("t")
