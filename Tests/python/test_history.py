@@ -234,7 +234,7 @@ def test_resume_after_kill_equals_a_clean_run(receiptflow, corpus):
     shutil.rmtree(out, ignore_errors=True)
     env = {**os.environ, "RECEIPTFLOW_HISTORY_MEMORY": "65536"}
     common = [*corpus["inputs"], "--trust-anchor", corpus["anchor"], "--format", "parquet", "--quiet",
-              "--out", str(out), "--threads", "2"]
+              "--out", str(out), "--threads", "2", "--user-field", "user_id"]
     kills = 0
     for attempt in range(30):
         resume = (out / "manifest.json").exists()
