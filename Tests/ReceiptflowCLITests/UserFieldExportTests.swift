@@ -131,3 +131,59 @@ import Testing
         #expect(newestInJWS > 3, "\(newestInJWS) trials whose newest occurrence is a JWS")
     }
 }
+
+/// The user id's text whatever JSON form the field takes, in the `receipts` table and the NDJSON objects.
+@Suite struct UserFieldFormsTests {
+    @Test func theUserIDIsTheFieldsTextWhateverItsJSONForm() throws {
+        let dir = JWSExportTests.tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let ca = dir.appendingPathComponent("ca").path
+        let data = dir.appendingPathComponent("c.ndjson").path
+        #expect(try runTool(["generate", "--customers", "12", "--seed", "2", "--ca-dir", ca, "--out", data]).0 == 0)
+        // Each line's object without its user_id member, then the member in one of these forms.
+        let forms: [(String, String?)] = [
+            (#","user_id":"u\u00e9\"q""#, "ué\"q"), (#","user_id":true"#, "true"), (#","user_id":12.50"#, "12.50"),
+            (#","user_id":-7"#, "-7"), (#","user_id":{"id":1}"#, nil), (#","user_id":[1]"#, nil),
+            (#","user_id":null"#, nil), ("", nil), (#","user_id":"a","user_id":"b""#, "b"), (#","user_id":"""#, ""),
+        ]
+        let lines = try String(contentsOfFile: data, encoding: .utf8).split(separator: "\n").map(String.init)
+        var rewritten: [String] = []
+        for (i, line) in lines.enumerated() {
+            let object = try #require(line.range(of: #"","receipt-data":""#)).upperBound
+            let end = try #require(line[object...].firstIndex(of: "\""))
+            rewritten.append(String(line[..<line.index(after: end)]) + forms[i % forms.count].0 + "}")
+        }
+        let input = dir.appendingPathComponent("forms.ndjson")
+        try Data((rewritten.joined(separator: "\n") + "\n").utf8).write(to: input)
+        for format in ["csv", "ndjson"] {
+            let out = dir.appendingPathComponent(format)
+            let (status, _, err) = try runTool([
+                "export", input.path, "--format", format, "--out", out.path, "--quiet", "--user-field", "user_id",
+                "--trust-anchor", "\(ca)/root.pem",
+            ])
+            #expect(status == 0, "\(err)")
+            if format == "csv" {
+                let receipts = try JWSExportTests.csv(out.appendingPathComponent("receipts.csv"))
+                #expect(receipts.count == lines.count)
+                for r in receipts {
+                    // A string cell a spreadsheet would run as a formula gets its apostrophe (contract.md, Formats).
+                    let want = forms[(Int(r["line"]!)! - 1) % forms.count].1.map { $0.hasPrefix("-") ? "'" + $0 : $0 }
+                    #expect(r["user_id"] == (want ?? ""), "line \(r["line"]!)")
+                }
+            } else {
+                let text = try String(contentsOf: out.appendingPathComponent("receipts.ndjson"), encoding: .utf8)
+                for (i, line) in text.split(separator: "\n").enumerated() {
+                    let object = try #require(
+                        try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                    let want = forms[i % forms.count].1
+                    if let want {
+                        #expect(object["user_id"] as? String == want, "line \(i + 1)")
+                    } else {
+                        #expect(object["user_id"] is NSNull, "line \(i + 1)")
+                    }
+                }
+            }
+        }
+    }
+}
