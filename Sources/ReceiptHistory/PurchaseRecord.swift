@@ -144,6 +144,7 @@ struct PurchaseRecord: Sendable {
             if takeToken, let s = f.appAccountToken {
                 facts.appAccountToken = adopt(t.span(s), replacing: facts.appAccountToken)
             }
+            if text.count > Self.compactAbove { compact() }
         }
         if takeUser { userAt = u }
         if takeToken { tokenAt = k }
@@ -167,10 +168,22 @@ struct PurchaseRecord: Sendable {
         return s
     }
 
-    /// The span of `b` in the text: `held`'s when it holds the same bytes, else `b` appended.
+    /// The span of `b` in the text: `held`'s when it holds the same bytes, else `b` appended (the bytes `held`
+    /// named stay until the text is compacted).
     private mutating func adopt(_ b: UnsafeRawBufferPointer, replacing held: TextSpan?) -> TextSpan {
         if let held, text.withUnsafeBytes({ equalBytes($0.span(held), b) }) { return held }
         return appendText(b)
+    }
+
+    /// The text length above which a merge drops the bytes no fact names, so that a purchase seen with many user
+    /// ids in an adverse order does not keep them all.
+    static let compactAbove = 1024
+
+    /// Rebuilds the text from the byte strings the facts name.
+    private mutating func compact() {
+        var spans = TextCompactor(old: text)
+        facts.visit(&spans)
+        text = spans.new
     }
 
     /// Approximate heap bytes while held (the value, its text and the table's slack).
@@ -265,4 +278,27 @@ extension UnsafeRawBufferPointer {
 @inline(__always)
 func equalBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
     a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
+}
+
+/// Copies the byte strings the facts name into a new text, in visit order, and points the facts at them.
+private struct TextCompactor: PurchaseFactVisitor {
+    let old: [UInt8]
+    var new: [UInt8] = []
+
+    mutating func text(_ name: StaticString, _ v: inout TextSpan) {
+        let s = v
+        v = TextSpan(offset: Int32(new.count), count: s.count)
+        new.append(contentsOf: old[Int(s.offset)..<(Int(s.offset) + Int(s.count))])
+    }
+
+    mutating func text(_ name: StaticString, _ v: inout TextSpan?) {
+        guard var s = v else { return }
+        text(name, &s)
+        v = s
+    }
+
+    mutating func int32(_ name: StaticString, _ v: inout Int32?) {}
+    mutating func int64(_ name: StaticString, _ v: inout Int64?) {}
+    mutating func timestamp(_ name: StaticString, _ v: inout Int64?) {}
+    mutating func bool(_ name: StaticString, _ v: inout Bool?) {}
 }

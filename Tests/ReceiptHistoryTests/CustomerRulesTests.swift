@@ -47,6 +47,26 @@ import Testing
         #expect(t.purchases.first?["multiple_user_ids"] == "true")
     }
 
+    @Test("user ids met oldest first after the newest occurrence, which has none: the newest of them, each kept once")
+    func adverseOrder() throws {
+        let e = Entry(transactionID: "1", originalTransactionID: "1", purchase: day(0), expires: day(30))
+        var batches = [(batch([Self.receipt(1, created: 500, user: nil, [e])]), 0)]
+        for i in 0..<300 {
+            let user = "user-\(i)-" + String(repeating: "x", count: 40)
+            var r = Self.receipt(Int64(i + 2), created: Int64(i), user: user, [e])
+            r.entries[0].token = i % 3 == 0 ? "token-\(i)" : nil
+            batches.append((batch([r]), 0))
+        }
+        let (t, _) = try runHistory(batches)
+        let p = try #require(t.purchases.first)
+        #expect(p["user_id"] == "user-299-" + String(repeating: "x", count: 40))
+        #expect(p["multiple_user_ids"] == "true")
+        #expect(p["app_account_token"] == "token-297")
+        #expect(p["line"] == "1")
+        #expect(p["occurrences"] == "301")
+        #expect(t.subscriptions.first?["user_id"] == p["user_id"])
+    }
+
     @Test("without --user-field the user columns are null")
     func nullWithoutTheOption() throws {
         let e = Entry(transactionID: "1", purchase: day(0), expires: day(30))
