@@ -38,11 +38,20 @@ final class LineDecoder {
     let unescaped: UnsafeMutableRawBufferPointer
     /// The unescaped `--user-field` value (allocated only with that option).
     let userScratch: UnsafeMutableRawBufferPointer?
+    /// The column names of the field options for a CSV input, indexed by `CSVNamedField`.
+    let csvNames: [String?]
+    /// The row scanner of the CSV header last seen (one per input).
+    var csv: CSVRowScanner? = nil
 
     init(field: String?, idField: String?, deviceIDField: String?, userField: String? = nil, maxRecord: Int) {
         scanner = NDJSONScanner(field: field, idField: idField, deviceIDField: deviceIDField, userField: userField)
         unescaped = .allocate(byteCount: max(maxRecord, 1), alignment: 16)
         userScratch = userField == nil ? nil : .allocate(byteCount: max(maxRecord, 1), alignment: 16)
+        var names = [String?](repeating: nil, count: CSVNamedField.allCases.count)
+        names[CSVNamedField.id.rawValue] = idField
+        names[CSVNamedField.deviceID.rawValue] = deviceIDField
+        names[CSVNamedField.user.rawValue] = userField
+        csvNames = names
     }
 
     deinit {
@@ -58,7 +67,7 @@ final class LineDecoder {
     ) -> DecodedLine {
         var text = line
         ctx.userFieldGiven = userScratch != nil
-        if format == .ndjson {
+        if case .ndjson = format {
             let r = scanner.scan(line)
             ctx.recordID = Self.recordID(r.id, line, idScratch)
             if let userScratch { ctx.userID = Self.recordID(r.user, line, userScratch) }
@@ -77,6 +86,11 @@ final class LineDecoder {
                 text = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(unescaped)[0..<n])
             } else {
                 text = raw
+            }
+        } else if case .csv(let header) = format {
+            switch csvReceipt(line, header, idScratch: idScratch, &ctx) {
+            case .failed(let failed): return failed
+            case .text(let cell): text = cell
             }
         }
         if JWSLine.looksLikeCompact(text) { return .jws([String(decoding: text, as: UTF8.self)]) }
