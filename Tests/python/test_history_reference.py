@@ -153,7 +153,7 @@ def test_the_exports_events_and_daily_at_a_planted_as_of_equal_the_expected_ones
     export = str(tmp_path / "export")
     subprocess.run(
         [receiptflow, "export", corpus["out"], "--format", "csv", "--out", export, "--quiet", "--as-of", as_of,
-         "--trust-anchor", os.path.join(corpus["dir"], "ca", "root.pem")],
+         "--user-field", "user_id", "--trust-anchor", os.path.join(corpus["dir"], "ca", "root.pem")],
         check=True, stderr=subprocess.DEVNULL,
     )
     for table in ("subscriptions", "events", "daily"):
