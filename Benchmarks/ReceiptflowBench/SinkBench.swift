@@ -56,6 +56,7 @@ func makeSinkBenchBatch(receipts: Int, purchasesPerReceipt: Int, seed: UInt64) -
         batch.receipts.append(string: ReceiptsColumns.receiptSHA256, hex(64))
         batch.receipts.append(string: ReceiptsColumns.recordKind, "receipt")
         batch.receipts.append(int32: ReceiptsColumns.jwsIndex, nil)
+        batch.receipts.append(string: ReceiptsColumns.userID, nil)
         batch.receipts.rowCount += 1
         guard ok else { continue }
         for _ in 0..<purchasesPerReceipt {

@@ -1,8 +1,9 @@
 import ReceiptModel
 
 extension HistoryTableBuffer {
-    /// Appends the `events` row of `event`, one of the events of the subscription whose periods are `periods`.
-    mutating func append(event e: SubscriptionEvent, of periods: [PeriodRecord]) throws(HistoryError) {
+    /// Appends the `events` row of `event`, one of the events of the subscription whose periods are `periods` and
+    /// whose user id is `user`.
+    mutating func append(event e: SubscriptionEvent, of periods: [PeriodRecord], user: [UInt8]?) throws(HistoryError) {
         typealias C = EventsColumns
         let p = periods[e.period]
         let key = p.key.subscription
@@ -18,6 +19,7 @@ extension HistoryTableBuffer {
             w.string(C.offer, e.withOffer ? offerName(p) : nil)
             w.int64(C.period, Int64(e.period + 1))
             w.int32(C.cancellationReason, e.kind == .refund ? p.cancellationReason : nil)
+            text(&w, C.userID, user)
         }
         try rowAdded()
     }

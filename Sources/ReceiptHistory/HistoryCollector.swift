@@ -241,7 +241,7 @@ public final class HistoryCollector {
                 try subscriptionRows.append(s, renewal: renewal, asOf: stateTime)
                 result.subscriptionsByState[s.state(asOf: stateTime, renewal: renewal), default: 0] += 1
                 for e in subscriptionEvents(group, observedThrough: s.observedThrough, renewal: renewal) {
-                    try eventRows.append(event: e, of: group)
+                    try eventRows.append(event: e, of: group, user: s.userID)
                     if let a, e.date <= a {
                         daily.add(e.kind.flow, day: DayRange.day(e.date), product: product(group[e.period]), 1)
                     }

@@ -70,6 +70,9 @@ struct HistoryTableBuffer {
             w.int32(C.expirationIntent, renewal?.expirationIntent)
             w.bool(C.isInBillingRetryPeriod, renewal?.isInBillingRetryPeriod)
             w.int64(C.gracePeriodExpiresDate, renewal?.gracePeriodExpiresDate)
+            bytes(&w, C.userID, s.userID)
+            w.bool(C.multipleUserIDs, s.multipleUserIDs)
+            bytes(&w, C.appAccountToken, s.appAccountToken)
         }
         try rowAdded()
     }

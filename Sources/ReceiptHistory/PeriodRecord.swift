@@ -32,6 +32,10 @@ struct PeriodRecord: Sendable {
     var hasPromotionalOffer: Bool
     /// The newest receipt creation date that shows the period.
     var lastSeen: Int64?
+    /// The purchase's customer columns (`user_id`, `multiple_user_ids`, `app_account_token`).
+    var userID: [UInt8]? = nil
+    var multipleUserIDs: Bool? = nil
+    var appAccountToken: [UInt8]? = nil
 
     var purchaseDate: Int64? { key.order.purchaseDate }
     var transactionID: [UInt8] { key.order.transactionID }
@@ -53,6 +57,9 @@ struct PeriodRecord: Sendable {
         isInIntroOfferPeriod = p.isInIntroOfferPeriod == true
         hasPromotionalOffer = p.promotionalOfferID != nil
         lastSeen = record.lastSeen
+        userID = record.bytes(p.userID)
+        multipleUserIDs = p.multipleUserIDs
+        appAccountToken = record.bytes(p.appAccountToken)
     }
 
     init(
@@ -81,6 +88,7 @@ extension PeriodRecord: SpillRecord {
     var estimatedBytes: Int {
         MemoryLayout<PeriodRecord>.stride + 4 * 48 + key.subscription.bundleID.count
             + key.subscription.originalTransactionID.count + key.order.transactionID.count + productID.count
+            + (userID?.count ?? 0) + (appAccountToken?.count ?? 0)
     }
 
     func partition(_ count: Int, seed: UInt64) -> Int {
@@ -113,17 +121,24 @@ extension PeriodRecord: SpillRecord {
         w.bool(isInIntroOfferPeriod)
         w.bool(hasPromotionalOffer)
         w.i64(lastSeen)
+        w.text(userID)
+        w.bool(multipleUserIDs)
+        w.text(appAccountToken)
     }
 
     static func decode(_ r: inout SpillReader) throws(HistoryError) -> PeriodRecord {
         let subscription = SubscriptionKey(
             environment: try r.u8(), bundleID: try r.text(), originalTransactionID: try r.text())
         let order = try PeriodOrder.decode(&r)
-        return PeriodRecord(
+        var record = PeriodRecord(
             key: PeriodKey(subscription: subscription, order: order), productID: try r.text(),
             expiresDate: try r.optionalI64(), cancellationDate: try r.optionalI64(),
             cancellationReason: try r.optionalI32(), isTrialPeriod: try r.optionalBool() ?? false,
             isInIntroOfferPeriod: try r.optionalBool() ?? false, hasPromotionalOffer: try r.optionalBool() ?? false,
             lastSeen: try r.optionalI64())
+        record.userID = try r.optionalText()
+        record.multipleUserIDs = try r.optionalBool()
+        record.appAccountToken = try r.optionalText()
+        return record
     }
 }

@@ -32,9 +32,13 @@ struct PurchaseKey: Hashable, Sendable {
 /// One `purchases` row in the making: the merge of one or more occurrences of the same key.
 ///
 /// `facts` are the newest occurrence's (its byte strings in `text`), but for the cancellation pair, which is the
-/// newest cancelled occurrence's. `merge` is associative and commutative (the newest occurrence wins by the total
-/// recency order, counts add, dates take their min and max), so the result does not depend on the order
+/// newest cancelled occurrence's, and the user id and app account token, each the newest occurrence's that has
+/// one. `merge` is associative and commutative (the newest occurrence wins by the total recency order, counts
+/// add, dates take their min and max, "several user ids" is an or), so the result does not depend on the order
 /// occurrences meet in: not on threads, batch sizes, spill partitions or resumed parts.
+///
+/// "Several user ids" needs no set of ids: a merged side whose flag is false carries one distinct id at most (its
+/// newest), so two sides together carry two or more exactly when either side's flag is set or their ids differ.
 ///
 /// `visit` declares the row: every column in order, with where its value lives; the table schema, the spill
 /// encoding and the row writer follow from it (`PurchaseColumns`).
@@ -46,6 +50,10 @@ struct PurchaseRecord: Sendable {
     var newest: Recency
     /// The newest occurrence that had a cancellation date (the cancellation pair of `facts` is its).
     var cancelledAt: Recency?
+    /// The newest occurrences that had a user id and an app account token (`facts.userID` and
+    /// `facts.appAccountToken` are theirs).
+    var userAt: Recency? = nil
+    var tokenAt: Recency? = nil
     /// Min and max receipt creation date over the occurrences (nil when none was dated).
     var firstSeen: Int64?
     var lastSeen: Int64?
@@ -59,6 +67,8 @@ struct PurchaseRecord: Sendable {
         self.text = Array(text)
         newest = recency
         cancelledAt = o.facts.cancellationDate == nil ? nil : recency
+        userAt = o.facts.userID == nil ? nil : recency
+        tokenAt = o.facts.appAccountToken == nil ? nil : recency
         firstSeen = o.created
         lastSeen = o.created
         occurrences = 1
@@ -90,8 +100,8 @@ struct PurchaseRecord: Sendable {
     mutating func merge(_ o: PurchaseRecord) {
         o.text.withUnsafeBytes { t in
             merge(
-                o.facts, text: t, newest: o.newest, cancelledAt: o.cancelledAt, firstSeen: o.firstSeen,
-                lastSeen: o.lastSeen, occurrences: o.occurrences)
+                o.facts, text: t, newest: o.newest, cancelledAt: o.cancelledAt, userAt: o.userAt,
+                tokenAt: o.tokenAt, firstSeen: o.firstSeen, lastSeen: o.lastSeen, occurrences: o.occurrences)
         }
     }
 
@@ -100,6 +110,7 @@ struct PurchaseRecord: Sendable {
         let recency = Self.recency(o, input: input)
         merge(
             o.facts, text: text, newest: recency, cancelledAt: o.facts.cancellationDate == nil ? nil : recency,
+            userAt: o.facts.userID == nil ? nil : recency, tokenAt: o.facts.appAccountToken == nil ? nil : recency,
             firstSeen: o.created, lastSeen: o.created, occurrences: 1)
     }
 
@@ -107,19 +118,72 @@ struct PurchaseRecord: Sendable {
     /// The text is copied only when the newer facts' bytes differ from the ones held.
     private mutating func merge(
         _ f: PurchaseFacts, text t: UnsafeRawBufferPointer, newest n: Recency, cancelledAt c: Recency?,
-        firstSeen: Int64?, lastSeen: Int64?, occurrences count: Int64
+        userAt u: Recency?, tokenAt k: Recency?, firstSeen: Int64?, lastSeen: Int64?, occurrences count: Int64
     ) {
         occurrences += count
         self.firstSeen = minOptional(self.firstSeen, firstSeen)
         self.lastSeen = maxOptional(self.lastSeen, lastSeen)
         var cancellation = (cancelledAt, facts.cancellationDate, facts.cancellationReason)
         if let c, cancelledAt.map({ $0 < c }) ?? true { cancellation = (c, f.cancellationDate, f.cancellationReason) }
+        let multiple = mergedMultipleUserIDs(f, t)
+        // Whether the other side's user id and token are the newer ones.
+        let takeUser = u.map { u in userAt.map { $0 < u } ?? true } ?? false
+        let takeToken = k.map { k in tokenAt.map { $0 < k } ?? true } ?? false
         if newest < n {
+            // Ours that stay move into the new text (copied before it replaces ours).
+            let keptUser = takeUser ? nil : facts.userID.map { bytes($0) }
+            let keptToken = takeToken ? nil : facts.appAccountToken.map { bytes($0) }
             newest = n
             facts = f
-            if !text.withUnsafeBytes({ equalBytes($0, t) }) { text = Array(t) }
+            let prefix = text.count >= t.count && text.withUnsafeBytes { equalBytes($0.span(0, t.count), t) }
+            if prefix { text.removeLast(text.count - t.count) } else { text = Array(t) }
+            if let keptUser { facts.userID = keptUser.withUnsafeBytes { appendText($0) } }
+            if let keptToken { facts.appAccountToken = keptToken.withUnsafeBytes { appendText($0) } }
+        } else {
+            if takeUser, let s = f.userID { facts.userID = adopt(t.span(s), replacing: facts.userID) }
+            if takeToken, let s = f.appAccountToken {
+                facts.appAccountToken = adopt(t.span(s), replacing: facts.appAccountToken)
+            }
+            if text.count > Self.compactAbove { compact() }
         }
+        if takeUser { userAt = u }
+        if takeToken { tokenAt = k }
+        facts.multipleUserIDs = multiple
         (cancelledAt, facts.cancellationDate, facts.cancellationReason) = cancellation
+    }
+
+    /// `multiple_user_ids` of the merge with facts `f` (text `t`): either side's flag, or two different ids.
+    private func mergedMultipleUserIDs(_ f: PurchaseFacts, _ t: UnsafeRawBufferPointer) -> Bool? {
+        guard let b = f.multipleUserIDs else { return facts.multipleUserIDs }
+        guard let a = facts.multipleUserIDs else { return b }
+        if a || b { return true }
+        guard let x = facts.userID, let y = f.userID else { return false }
+        return text.withUnsafeBytes { !equalBytes($0.span(x), t.span(y)) }
+    }
+
+    /// Appends `b` to the text; its span.
+    private mutating func appendText(_ b: UnsafeRawBufferPointer) -> TextSpan {
+        let s = TextSpan(offset: Int32(text.count), count: Int32(b.count))
+        text.append(contentsOf: b)
+        return s
+    }
+
+    /// The span of `b` in the text: `held`'s when it holds the same bytes, else `b` appended (the bytes `held`
+    /// named stay until the text is compacted).
+    private mutating func adopt(_ b: UnsafeRawBufferPointer, replacing held: TextSpan?) -> TextSpan {
+        if let held, text.withUnsafeBytes({ equalBytes($0.span(held), b) }) { return held }
+        return appendText(b)
+    }
+
+    /// The text length above which a merge drops the bytes no fact names, so that a purchase seen with many user
+    /// ids in an adverse order does not keep them all.
+    static let compactAbove = 1024
+
+    /// Rebuilds the text from the byte strings the facts name.
+    private mutating func compact() {
+        var spans = TextCompactor(old: text)
+        facts.visit(&spans)
+        text = spans.new
     }
 
     /// Approximate heap bytes while held (the value, its text and the table's slack).
@@ -191,6 +255,8 @@ extension PurchaseRecord {
         v.state(&newest.created)
         v.state(&newest.entry)
         v.state(&cancelledAt)
+        v.state(&userAt)
+        v.state(&tokenAt)
     }
 }
 
@@ -201,9 +267,38 @@ extension UnsafeRawBufferPointer {
     func span(_ s: TextSpan) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(rebasing: self[Int(s.offset)..<(Int(s.offset) + Int(s.count))])
     }
+
+    /// The bytes `offset..<offset + count` (in range).
+    @inline(__always)
+    func span(_ offset: Int, _ count: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: self[offset..<(offset + count)])
+    }
 }
 
 @inline(__always)
 func equalBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
     a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
+}
+
+/// Copies the byte strings the facts name into a new text, in visit order, and points the facts at them.
+private struct TextCompactor: PurchaseFactVisitor {
+    let old: [UInt8]
+    var new: [UInt8] = []
+
+    mutating func text(_ name: StaticString, _ v: inout TextSpan) {
+        let s = v
+        v = TextSpan(offset: Int32(new.count), count: s.count)
+        new.append(contentsOf: old[Int(s.offset)..<(Int(s.offset) + Int(s.count))])
+    }
+
+    mutating func text(_ name: StaticString, _ v: inout TextSpan?) {
+        guard var s = v else { return }
+        text(name, &s)
+        v = s
+    }
+
+    mutating func int32(_ name: StaticString, _ v: inout Int32?) {}
+    mutating func int64(_ name: StaticString, _ v: inout Int64?) {}
+    mutating func timestamp(_ name: StaticString, _ v: inout Int64?) {}
+    mutating func bool(_ name: StaticString, _ v: inout Bool?) {}
 }

@@ -71,6 +71,14 @@ struct SubscriptionRecord: Sendable {
     var latestCountedCancelled: Bool
     /// Max expires_date of the counted periods not cancelled at A.
     var countedExpires: Int64?
+    /// The customer: the user id and app account token of the greatest period (by `PeriodOrder`) that has one,
+    /// and whether some period has several user ids or two periods have different ones (nil without
+    /// `--user-field`). As for purchases, a side whose flag is false has one distinct user id at most.
+    var userID: [UInt8]? = nil
+    var userRank: PeriodOrder? = nil
+    var multipleUserIDs: Bool? = nil
+    var appAccountToken: [UInt8]? = nil
+    var tokenRank: PeriodOrder? = nil
 
     /// The period a `purchases` row describes (its expires_date must not be null).
     init(period record: PurchaseRecord, asOf a: Int64) {
@@ -101,6 +109,11 @@ struct SubscriptionRecord: Sendable {
         latestCounted = isCounted ? order : nil
         latestCountedCancelled = isCounted && cancelledAtA
         countedExpires = isCounted && !cancelledAtA ? p.expiresDate : nil
+        userID = p.userID
+        userRank = userID == nil ? nil : order
+        multipleUserIDs = p.multipleUserIDs
+        appAccountToken = p.appAccountToken
+        tokenRank = appAccountToken == nil ? nil : order
     }
 
     init(
@@ -154,6 +167,27 @@ struct SubscriptionRecord: Sendable {
             latestCountedCancelled = o.latestCountedCancelled
         }
         countedExpires = maxOptional(countedExpires, o.countedExpires)
+        mergeCustomer(o)
+    }
+
+    /// The customer's columns of the merge with `o`.
+    private mutating func mergeCustomer(_ o: SubscriptionRecord) {
+        if let b = o.multipleUserIDs {
+            if let a = multipleUserIDs {
+                let differ = userID != nil && o.userID != nil && userID != o.userID
+                multipleUserIDs = a || b || differ
+            } else {
+                multipleUserIDs = b
+            }
+        }
+        if let r = o.userRank, userRank.map({ $0 < r }) ?? true {
+            userID = o.userID
+            userRank = r
+        }
+        if let r = o.tokenRank, tokenRank.map({ $0 < r }) ?? true {
+            appAccountToken = o.appAccountToken
+            tokenRank = r
+        }
     }
 
     /// The state at A; the first rule that matches wins.
@@ -182,7 +216,8 @@ struct SubscriptionRecord: Sendable {
 
     var estimatedBytes: Int {
         2 * MemoryLayout<SubscriptionRecord>.stride + 6 * 48 + key.bundleID.count + 2 * key.originalTransactionID.count
-            + firstProductID.count + latestProductID.count + 2 * first.transactionID.count
+            + firstProductID.count + latestProductID.count + 2 * first.transactionID.count + (userID?.count ?? 0)
+            + (appAccountToken?.count ?? 0) + 2 * 48
     }
 
     func partition(_ count: Int, seed: UInt64) -> Int {
@@ -223,6 +258,21 @@ struct SubscriptionRecord: Sendable {
         }
         w.bool(latestCountedCancelled)
         w.i64(countedExpires)
+        w.text(userID)
+        Self.encode(userRank, into: &w)
+        w.bool(multipleUserIDs)
+        w.text(appAccountToken)
+        Self.encode(tokenRank, into: &w)
+    }
+
+    private static func encode(_ order: PeriodOrder?, into w: inout SpillWriter) {
+        guard let order else { return w.u8(0) }
+        w.u8(1)
+        order.encode(into: &w)
+    }
+
+    private static func decodeOrder(_ r: inout SpillReader) throws(HistoryError) -> PeriodOrder? {
+        try r.u8() != 0 ? try PeriodOrder.decode(&r) : nil
     }
 
     static func decode(_ r: inout SpillReader) throws(HistoryError) -> SubscriptionRecord {
@@ -242,12 +292,18 @@ struct SubscriptionRecord: Sendable {
         let counted = try r.optionalBool() ?? false
         let active = try r.optionalBool() ?? false
         let latestCounted: PeriodOrder? = try r.u8() != 0 ? try PeriodOrder.decode(&r) : nil
-        return SubscriptionRecord(
+        var record = SubscriptionRecord(
             key: key, first: first, firstProductID: firstProduct, latest: latest, latestProductID: latestProduct,
             firstPurchaseDate: firstPurchase, latestPurchaseDate: latestPurchase, latestExpiresDate: latestExpires,
             periods: periods, trialPeriods: trial, introPeriods: intro, cancelledPeriods: cancelled,
             observedThrough: observed, counted: counted, activeAtA: active, latestCounted: latestCounted,
             latestCountedCancelled: try r.optionalBool() ?? false, countedExpires: try r.optionalI64())
+        record.userID = try r.optionalText()
+        record.userRank = try decodeOrder(&r)
+        record.multipleUserIDs = try r.optionalBool()
+        record.appAccountToken = try r.optionalText()
+        record.tokenRank = try decodeOrder(&r)
+        return record
     }
 }
 

@@ -38,10 +38,12 @@ public struct NDJSONRecord: Sendable, Equatable {
     public var id: JSONValue = .absent
     /// The `--device-id-field` value; `.absent` without that option or when the line is not a valid JSON object.
     public var deviceID: JSONValue = .absent
+    /// The `--user-field` value; `.absent` without that option or when the line is not a valid JSON object.
+    public var user: JSONValue = .absent
 
     public static func == (a: NDJSONRecord, b: NDJSONRecord) -> Bool {
         a.error == b.error && a.errorOffset == b.errorOffset && a.receipt == b.receipt && a.id == b.id
-            && a.deviceID == b.deviceID
+            && a.deviceID == b.deviceID && a.user == b.user
     }
 }
 
@@ -58,8 +60,10 @@ public final class NDJSONScanner {
     private let fields: [[UInt8]]
     private let idField: [UInt8]?
     private let deviceIDField: [UInt8]?
-    /// The `--device-id-field` value of the line being scanned.
+    private let userField: [UInt8]?
+    /// The `--device-id-field` and `--user-field` values of the line being scanned.
     private var deviceID = JSONValue.absent
+    private var user = JSONValue.absent
     private let maxDepth: Int
     /// Value of each candidate field in this line (reused: no allocation per line).
     private var found: [JSONValue]
@@ -68,10 +72,15 @@ public final class NDJSONScanner {
     ///   - field: the receipt key; nil for the first of `defaultFields` that is present.
     ///   - idField: the key whose value becomes `record_id`; nil for none.
     ///   - deviceIDField: the key holding the device identifier (`--device-id-field`); nil for none.
-    public init(field: String? = nil, idField: String? = "id", deviceIDField: String? = nil, maxDepth: Int = 64) {
+    ///   - userField: the key holding the company's user id (`--user-field`); nil for none.
+    public init(
+        field: String? = nil, idField: String? = "id", deviceIDField: String? = nil, userField: String? = nil,
+        maxDepth: Int = 64
+    ) {
         fields = (field.map { [$0] } ?? Self.defaultFields).map { Array($0.utf8) }
         self.idField = idField.map { Array($0.utf8) }
         self.deviceIDField = deviceIDField.map { Array($0.utf8) }
+        self.userField = userField.map { Array($0.utf8) }
         self.maxDepth = min(max(maxDepth, 1), Self.maxSupportedDepth)
         found = Array(repeating: .absent, count: fields.count)
     }
@@ -81,12 +90,14 @@ public final class NDJSONScanner {
         for k in found.indices { found[k] = .absent }
         var id = JSONValue.absent
         deviceID = .absent
+        user = .absent
         if let err = walk(line, &id) {
             return err
         }
         var result = NDJSONRecord()
         result.id = id
         result.deviceID = deviceID
+        result.user = user
         // The first candidate whose key is present decides, even when its value is unusable.
         guard let value = found.first(where: { $0 != .absent }) else {
             result.error = .missingField
@@ -143,6 +154,7 @@ public final class NDJSONScanner {
         var keyField = -1
         var keyIsID = false
         var keyIsDevice = false
+        var keyIsUser = false
         var state = State.objectStart
 
         while true {
@@ -171,6 +183,7 @@ public final class NDJSONScanner {
                     }
                     keyIsID = idField.map { JSONString.equals(key, escaped: escaped, $0) } ?? false
                     keyIsDevice = deviceIDField.map { JSONString.equals(key, escaped: escaped, $0) } ?? false
+                    keyIsUser = userField.map { JSONString.equals(key, escaped: escaped, $0) } ?? false
                 }
                 i = Self.skipSpace(p, end)
                 guard i < n, p[i] == UInt8(ascii: ":") else { return Self.invalid(i, "expected ':' after a key") }
@@ -217,6 +230,7 @@ public final class NDJSONScanner {
                     if keyField >= 0 { found[keyField] = v }
                     if keyIsID { id = v }
                     if keyIsDevice { deviceID = v }
+                    if keyIsUser { user = v }
                 }
             case .afterValue:
                 let inObject = Self.isObject(kinds, depth)

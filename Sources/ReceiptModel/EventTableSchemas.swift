@@ -14,6 +14,7 @@ extension TableSchema {
             ("offer", .string, true),
             ("period", .int64, false),
             ("cancellation_reason", .int32, true),
+            ("user_id", .string, true),
         ])
 
     /// `daily`: per UTC day and (environment, bundle_id, product_id), the subscriptions by state at the day's end
@@ -45,7 +46,7 @@ extension TableSchema {
 public enum EventsColumns {
     // strings
     public static let environment = 0, bundleID = 1, originalTransactionID = 2, event = 3, transactionID = 4,
-        productID = 5, previousProductID = 6, offer = 7
+        productID = 5, previousProductID = 6, offer = 7, userID = 8
     // int64s (timestamps included)
     public static let eventDate = 0, period = 1
     // int32s

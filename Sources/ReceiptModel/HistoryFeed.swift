@@ -37,7 +37,8 @@ public enum HistoryEnvironment: UInt8, Sendable {
 /// the receipt's in-app entry or the JWS transaction states them. Byte strings are spans of the occurrence's text.
 ///
 /// The history's `purchases` row of a key takes these facts from the newest occurrence, except the cancellation
-/// pair, which comes from the newest occurrence that has a cancellation date. `visit` lists them in the
+/// pair, which comes from the newest occurrence that has a cancellation date, and the customer's facts (user id,
+/// app account token), each from the newest occurrence that has one. `visit` lists them in the
 /// table's column order; it is the one list a new fact is added to (beside the stored property), and the
 /// history's columns, spill encoding and row writing all follow from it.
 public struct PurchaseFacts: Sendable {
@@ -58,6 +59,13 @@ public struct PurchaseFacts: Sendable {
     /// With the reason, the pair merged by the newest cancelled occurrence (a reason without a date is none).
     public var cancellationDate: Int64? = nil
     public var cancellationReason: Int32? = nil
+    /// The record's `--user-field` value (nil when absent, or without the option).
+    public var userID: TextSpan? = nil
+    /// False for an occurrence of a run with `--user-field`, nil without it; merged, whether the occurrences carry
+    /// two or more distinct user ids.
+    public var multipleUserIDs: Bool? = nil
+    /// StoreKit 2's `appAccountToken` of a JWS transaction (receipts carry none).
+    public var appAccountToken: TextSpan? = nil
 
     @inlinable public init() {}
 
@@ -79,6 +87,9 @@ public struct PurchaseFacts: Sendable {
         v.int32("product_type", &productType)
         v.timestamp("cancellation_date", &cancellationDate)
         v.int32("cancellation_reason", &cancellationReason)
+        v.text("user_id", &userID)
+        v.bool("multiple_user_ids", &multipleUserIDs)
+        v.text("app_account_token", &appAccountToken)
     }
 }
 

@@ -81,6 +81,7 @@ public struct TableSchema: Sendable, Equatable {
             ("device_hash_matches", .bool, true),
             ("record_kind", .string, false),
             ("jws_index", .int32, true),
+            ("user_id", .string, true),
         ])
 
     /// `transactions`: one row per in-app purchase of every receipt with status 0.
@@ -122,6 +123,7 @@ public struct TableSchema: Sendable, Equatable {
             ("signed_date", .timestampMillis, true),
             ("environment", .string, true),
             ("jws_index", .int32, true),
+            ("offer_discount_type", .string, true),
         ])
 
     /// `renewals`: one row per verified JWS renewal info (docs/jws.md).
@@ -177,6 +179,9 @@ extension TableSchema {
             ("expiration_intent", .int32, true),
             ("is_in_billing_retry_period", .bool, true),
             ("grace_period_expires_date", .timestampMillis, true),
+            ("user_id", .string, true),
+            ("multiple_user_ids", .bool, true),
+            ("app_account_token", .string, true),
         ])
 }
 
@@ -193,6 +198,9 @@ public enum SubscriptionsColumns {
     public static let renewalSignedDate = 8, gracePeriodExpiresDate = 9
     public static let autoRenewStatus = 0, expirationIntent = 1
     public static let isInBillingRetryPeriod = 0
+    // The customer's columns (`--user-field`, StoreKit 2's appAccountToken): two strings and a bool.
+    public static let userID = 7, appAccountToken = 8
+    public static let multipleUserIDs = 1
 }
 
 /// Column slots of the `receipts` table, for writers that fill it by name without lookups.
@@ -200,7 +208,7 @@ public enum ReceiptsColumns {
     // strings
     public static let source = 0, recordID = 1, errorCode = 2, errorDetail = 3, receiptType = 4, bundleID = 5,
         applicationVersion = 6, originalApplicationVersion = 7, digestAlgorithm = 8, signerSHA256 = 9,
-        receiptSHA256 = 10, recordKind = 11
+        receiptSHA256 = 10, recordKind = 11, userID = 12
     // int64s (timestamps included)
     public static let line = 0, appItemID = 1, downloadID = 2, versionExternalIdentifier = 3,
         receiptCreationDate = 4, originalPurchaseDate = 5, expirationDate = 6
@@ -216,7 +224,7 @@ public enum TransactionsColumns {
     public static let source = 0, recordID = 1, bundleID = 2, receiptType = 3, productID = 4, transactionID = 5,
         originalTransactionID = 6, promotionalOfferID = 7, type = 8, inAppOwnershipType = 9, offerIdentifier = 10,
         storefront = 11, transactionReason = 12, currency = 13, appAccountToken = 14,
-        subscriptionGroupIdentifier = 15, environment = 16
+        subscriptionGroupIdentifier = 15, environment = 16, offerDiscountType = 17
     // int64s (timestamps included)
     public static let line = 0, purchaseDate = 1, originalPurchaseDate = 2, expiresDate = 3, cancellationDate = 4,
         webOrderLineItemID = 5, revocationDate = 6, price = 7, signedDate = 8
@@ -229,7 +237,7 @@ public enum TransactionsColumns {
     /// The slots of the columns only a JWS transaction fills, by kind (bool: `isUpgraded` alone).
     public static let jwsOnlyStrings = [
         type, inAppOwnershipType, offerIdentifier, storefront, transactionReason, currency, appAccountToken,
-        subscriptionGroupIdentifier, environment,
+        subscriptionGroupIdentifier, environment, offerDiscountType,
     ]
     public static let jwsOnlyInt64s = [revocationDate, price, signedDate]
     public static let jwsOnlyInt32s = [revocationReason, offerType, jwsIndex]

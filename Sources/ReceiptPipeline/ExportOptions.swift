@@ -49,6 +49,7 @@ public enum ExportOptions {
         ExportOption("--bundle-id", .repeated, .output(unset: "none")),
         ExportOption("--app-version", .repeated, .output(unset: "none")),
         ExportOption("--device-id-field", .value, .output(unset: "not given")),
+        ExportOption("--user-field", .value, .output(unset: "not given")),
         ExportOption("--require-device-match", .flag, .output(unset: "not given")),
         ExportOption("--no-verify", .flag, .output(unset: "not given")),
         // Recorded as the anchors' SHA-256 (the built-in roots' when none is given), not their paths.

@@ -162,6 +162,7 @@ struct JWSRowAppender {
             w.bool(C.deviceHashMatches, nil)
             w.string(C.recordKind, Self.recordKind(v))
             w.int32(C.jwsIndex, index)
+            w.string(C.userID, ctx.userID)
         }
     }
 
@@ -169,7 +170,6 @@ struct JWSRowAppender {
         _ t: inout ColumnTable, _ ctx: RowContext, _ f: JWSFields, _ p: JWSPurchase, index: Int32
     ) {
         typealias C = TransactionsColumns
-        let int32 = { (k: String) in f.int64(k).flatMap { Int32(exactly: $0) } }
         t.appendRow { w in
             w.string(C.source, ctx.source)
             w.int64(C.line, Int64(ctx.line))
@@ -196,17 +196,18 @@ struct JWSRowAppender {
             w.int64(C.revocationDate, p.revocationDate)
             w.int32(C.revocationReason, p.revocationReason)
             w.bool(C.isUpgraded, f.bool("isUpgraded"))
-            w.int32(C.offerType, int32("offerType"))
-            w.string(C.offerIdentifier, f.string("offerIdentifier"))
+            w.int32(C.offerType, p.offer.type)
+            w.string(C.offerIdentifier, p.offer.identifier)
             w.string(C.storefront, f.string("storefront"))
             w.string(C.transactionReason, f.string("transactionReason"))
             w.int64(C.price, f.int64("price"))
             w.string(C.currency, f.string("currency"))
-            w.string(C.appAccountToken, f.string("appAccountToken"))
+            w.string(C.appAccountToken, p.appAccountToken)
             w.string(C.subscriptionGroupIdentifier, f.string("subscriptionGroupIdentifier"))
             w.int64(C.signedDate, p.signedDate)
             w.string(C.environment, f.string("environment"))
             w.int32(C.jwsIndex, index)
+            w.string(C.offerDiscountType, p.offer.discountType)
         }
     }
 
@@ -259,6 +260,12 @@ struct JWSRowAppender {
         facts.webOrderLineItemID = p.webOrderLineItemID
         facts.cancellationDate = p.revocationDate
         facts.cancellationReason = p.revocationReason
+        facts.isTrialPeriod = p.offer.isTrialPeriod
+        facts.isInIntroOfferPeriod = p.offer.isInIntroOfferPeriod
+        facts.promotionalOfferID = feed.span(p.offer.promotionalOfferID)
+        facts.userID = feed.span(ctx.userID)
+        facts.multipleUserIDs = ctx.userFieldGiven ? false : nil
+        facts.appAccountToken = feed.span(p.appAccountToken)
         feed.addPurchase(facts, created: p.signedDate, line: Int64(ctx.line), entry: entry)
     }
 
@@ -289,6 +296,9 @@ struct JWSRowAppender {
             "status": .integer(Int64(v.status.rawValue)), "verified": .bool(v.verified),
         ])
         if let id = ctx.recordID { object["record_id"] = .string(String(decoding: id, as: UTF8.self)) }
+        if ctx.userFieldGiven {
+            object["user_id"] = ctx.userID.map { .string(String(decoding: $0, as: UTF8.self)) } ?? .null
+        }
         if let code = v.code {
             object["error_code"] = .string(code.rawValue)
             object["error_detail"] = .string(v.detail ?? code.rawValue)
@@ -316,6 +326,8 @@ private struct JWSPurchase {
     let revocationReason: Int32?
     let webOrderLineItemID: Int64?
     let signedDate: Int64?
+    let offer: JWSOffer
+    let appAccountToken: String?
 
     init(_ f: JWSFields, environment: String?, bundle: String?) {
         let int32 = { (k: String) in f.int64(k).flatMap { Int32(exactly: $0) } }
@@ -332,5 +344,9 @@ private struct JWSPurchase {
         revocationReason = int32("revocationReason")
         webOrderLineItemID = f.int64("webOrderLineItemId")
         signedDate = f.signedDate
+        offer = JWSOffer(
+            type: int32("offerType"), discountType: f.string("offerDiscountType"),
+            identifier: f.string("offerIdentifier"))
+        appAccountToken = f.string("appAccountToken")
     }
 }

@@ -8,6 +8,8 @@ enum CSVNamedField: Int, CaseIterable {
     case id
     /// `--device-id-field`.
     case deviceID
+    /// `--user-field`: `user_id`.
+    case user
 }
 
 /// What the CSV step made of a row: the receipt cell's text, or the row's rejection (or its JWS body).
@@ -37,6 +39,9 @@ extension LineDecoder {
         }
         if let device = scanner.cell(CSVNamedField.deviceID.rawValue), !device.range.isEmpty {
             ctx.device = Self.device(row, device)
+        }
+        if let user = scanner.cell(CSVNamedField.user.rawValue), !user.range.isEmpty, let userScratch {
+            ctx.userID = Self.cellText(row, user, userScratch)
         }
         if let code = r.error {
             if let problem = r.problem { return .failed(.failed(code, .text(problem.detail, at: problem.offset))) }

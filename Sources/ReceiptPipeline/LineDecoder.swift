@@ -12,6 +12,11 @@ struct RowContext {
     var receiptSHA256: SHA256Digest? = nil
     /// The `--device-id-field` value, read.
     var device = RecordDevice.absent
+    /// The `--user-field` value as text (`receipts.user_id`): a string unescaped, a number's or a boolean's JSON
+    /// text; nil when absent, JSON null, or a container. A view like `recordID`.
+    var userID: UnsafeRawBufferPointer? = nil
+    /// Whether the run names a user field (the history's `multiple_user_ids` is then false, not null).
+    var userFieldGiven = false
 }
 
 /// What became of an input line.
@@ -31,21 +36,28 @@ final class LineDecoder {
     let scanner: NDJSONScanner
     /// The unescaped receipt string (consumed by base64 decoding before the next line is decoded).
     let unescaped: UnsafeMutableRawBufferPointer
+    /// The unescaped `--user-field` value (allocated only with that option).
+    let userScratch: UnsafeMutableRawBufferPointer?
     /// The column names of the field options for a CSV input, indexed by `CSVNamedField`.
     let csvNames: [String?]
     /// The row scanner of the CSV header last seen (one per input).
     var csv: CSVRowScanner? = nil
 
-    init(field: String?, idField: String?, deviceIDField: String?, maxRecord: Int) {
-        scanner = NDJSONScanner(field: field, idField: idField, deviceIDField: deviceIDField)
+    init(field: String?, idField: String?, deviceIDField: String?, userField: String? = nil, maxRecord: Int) {
+        scanner = NDJSONScanner(field: field, idField: idField, deviceIDField: deviceIDField, userField: userField)
         unescaped = .allocate(byteCount: max(maxRecord, 1), alignment: 16)
+        userScratch = userField == nil ? nil : .allocate(byteCount: max(maxRecord, 1), alignment: 16)
         var names = [String?](repeating: nil, count: CSVNamedField.allCases.count)
         names[CSVNamedField.id.rawValue] = idField
         names[CSVNamedField.deviceID.rawValue] = deviceIDField
+        names[CSVNamedField.user.rawValue] = userField
         csvNames = names
     }
 
-    deinit { unescaped.deallocate() }
+    deinit {
+        unescaped.deallocate()
+        userScratch?.deallocate()
+    }
 
     /// The receipt bytes of `line` into `decoded` (at least `Base64.maxDecodedCount(line.count)` bytes), or the
     /// failure of the line's JSON or base64. Sets `ctx.recordID`, unescaped into `idScratch` when needed.
@@ -54,9 +66,11 @@ final class LineDecoder {
         idScratch: UnsafeMutableRawBufferPointer, _ ctx: inout RowContext
     ) -> DecodedLine {
         var text = line
+        ctx.userFieldGiven = userScratch != nil
         if case .ndjson = format {
             let r = scanner.scan(line)
             ctx.recordID = Self.recordID(r.id, line, idScratch)
+            if let userScratch { ctx.userID = Self.recordID(r.user, line, userScratch) }
             if r.deviceID != .absent { ctx.device = Self.device(r.deviceID, line) }
             if let code = r.error {
                 // Only a line without a receipt field that names a JWS body key takes the JSON parser.
@@ -125,7 +139,8 @@ final class LineDecoder {
         }
     }
 
-    /// The text of the `--id-field` value: a string (unescaped into `scratch`), a number's literal, or a boolean.
+    /// The text of the `--id-field` (or `--user-field`) value: a string (unescaped into `scratch`), a number's
+    /// literal, or a boolean.
     static func recordID(
         _ v: JSONValue, _ line: UnsafeRawBufferPointer, _ scratch: UnsafeMutableRawBufferPointer
     ) -> UnsafeRawBufferPointer? {

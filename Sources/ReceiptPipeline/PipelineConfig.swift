@@ -40,6 +40,9 @@ public struct PipelineConfig: Sendable {
     public var appVersions: [String] = []
     /// `--device-id-field`: the key holding each record's device identifier; nil for no device check.
     public var deviceIDField: String? = nil
+    /// `--user-field`: the field holding each record's user id of the company (`receipts.user_id` and the
+    /// history's user columns); nil when not given.
+    public var userField: String? = nil
     /// `--require-device-match`: reject a receipt whose hash is not that of the record's device identifier.
     public var requireDeviceMatch = false
     /// Worker threads (`--threads`).

@@ -30,7 +30,8 @@ public final class RecordProcessor {
         precondition(!config.verify || cache != nil, "verification needs a chain cache")
         let maxRecord = config.reader.maxRecordSize
         decoder = LineDecoder(
-            field: config.field, idField: config.idField, deviceIDField: config.deviceIDField, maxRecord: maxRecord)
+            field: config.field, idField: config.idField, deviceIDField: config.deviceIDField,
+            userField: config.userField, maxRecord: maxRecord)
         evaluator = ReceiptEvaluator(
             verifier: config.verify ? cache.map { ReceiptVerifier(cache: $0) } : nil, policies: config.policies)
         appender = RowAppender(renderNDJSON: config.renderNDJSON)

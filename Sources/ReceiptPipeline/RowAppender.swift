@@ -44,9 +44,11 @@ struct RowAppender {
 
     /// The record's verdict with its decoded receipt, through the same renderer as `inspect`, as one NDJSON line.
     private func appendNDJSON(_ ctx: RowContext, _ v: Verdict, receipt: Receipt?, into out: inout ColumnBatch) {
-        let record = VerifyReceiptJSON.Record(
+        var record = VerifyReceiptJSON.Record(
             source: String(decoding: ctx.source, as: UTF8.self), line: Int64(ctx.line),
             recordID: ctx.recordID.map { String(decoding: $0, as: UTF8.self) }, deviceHashMatches: v.deviceHashMatches)
+        record.hasUserField = ctx.userFieldGiven
+        record.userID = ctx.userID.map { String(decoding: $0, as: UTF8.self) }
         VerifyReceiptJSON.render(
             receipt: receipt, status: v.status.rawValue, error: v.code.map { ReceiptError($0) },
             detail: v.detail.text(code: v.code), record: record, into: &out.ndjson)
@@ -96,6 +98,7 @@ struct RowAppender {
             w.bool(C.deviceHashMatches, v.deviceHashMatches)
             w.string(C.recordKind, "receipt" as StaticString)
             w.int32(C.jwsIndex, nil)
+            w.string(C.userID, ctx.userID)
         }
     }
 
@@ -173,6 +176,8 @@ struct RowAppender {
                 facts.productType = RowBytes.narrow(e.productType)
                 facts.cancellationDate = e.cancellationDate
                 facts.cancellationReason = RowBytes.narrow(e.cancellationReason)
+                facts.userID = feed.span(ctx.userID)
+                facts.multipleUserIDs = ctx.userFieldGiven ? false : nil
                 feed.addPurchase(facts, created: created, line: Int64(ctx.line), entry: Int64(i))
             }
         }

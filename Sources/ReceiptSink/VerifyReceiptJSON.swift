@@ -21,6 +21,9 @@ public enum VerifyReceiptJSON {
         public var recordID: String?
         /// `device_hash_matches`, rendered only when checked.
         public var deviceHashMatches: Bool?
+        /// `user_id` (`--user-field`), rendered only when `hasUserField`, null when the record has none.
+        public var userID: String? = nil
+        public var hasUserField = false
         public init(source: String, line: Int64, recordID: String? = nil, deviceHashMatches: Bool? = nil) {
             self.deviceHashMatches = deviceHashMatches
             self.source = source
@@ -69,6 +72,14 @@ public enum VerifyReceiptJSON {
             if let m = record.deviceHashMatches {
                 w.key("device_hash_matches", into: &out)
                 JSONText.appendBool(m, into: &out)
+            }
+            if record.hasUserField {
+                w.key("user_id", into: &out)
+                if let u = record.userID {
+                    JSONText.appendString(u, into: &out)
+                } else {
+                    JSONText.appendNull(into: &out)
+                }
             }
         }
         if let error {

@@ -44,6 +44,7 @@ extension CustomerGenerator {
     ) throws(SynthError) -> Stats {
 
         let data = try OutputFile(url: out, compressed: out.lastPathComponent.hasSuffix(".zst"))
+        let users = CustomerUsers(seed: options.seed)
         var expectation = HistoryExpectation()
         var stats = Stats()
         do throws(SynthError) {
@@ -52,18 +53,26 @@ extension CustomerGenerator {
             while first < items.count {
                 let slice = Array(items[first..<min(first + batch, items.count)])
                 first += slice.count
-                let made = parallelMap(slice.count) { i -> ([UInt8], Made) in
+                let made = parallelMap(slice.count) { i -> ([UInt8], Made, String?) in
                     switch slice[i] {
                     case .receipt(let r):
-                        let spec = accounts[r.customer].spec(created: r.created)
-                        return (line(r, spec: spec, pki: pki, seed: options.seed), .receipt(spec))
+                        let account = accounts[r.customer]
+                        let spec = account.spec(created: r.created)
+                        let user = users.field(account, at: r.created, ordinal: r.ordinal, jws: false)
+                        return (
+                            line(r, spec: spec, pki: pki, seed: options.seed, user: user), .receipt(spec), user.text
+                        )
                     case .jws(let e):
                         guard let factory else { preconditionFailure("a JWS line without a JWS factory") }
-                        return jwsLine(e, account: accounts[e.customer], factory: factory, seed: options.seed)
+                        let account = accounts[e.customer]
+                        let user = users.field(account, at: e.signedAt, ordinal: e.ordinal, jws: true)
+                        let (bytes, what) = jwsLine(
+                            e, account: account, factory: factory, seed: options.seed, users: users, user: user)
+                        return (bytes, what, user.text)
                     }
                 }
                 var text: [UInt8] = []
-                for (item, (bytes, what)) in zip(slice, made) {
+                for (item, (bytes, what, user)) in zip(slice, made) {
                     let copies: Int
                     if case .receipt(let r) = item, r.twice { copies = 2 } else { copies = 1 }
                     for _ in 0..<copies {
@@ -72,11 +81,12 @@ extension CustomerGenerator {
                         text.append(0x0A)
                         switch (item, what) {
                         case (.receipt(let r), .receipt(let spec)):
-                            expectation.add(spec, kind: r.kind, input: 0, line: stats.lines)
+                            expectation.add(spec, kind: r.kind, input: 0, line: stats.lines, userID: user)
                         case (_, .jws(let rows)):
                             for (index, row) in rows.enumerated() where row.kind == .good {
                                 if let t = row.transaction {
-                                    expectation.addJWS(t, input: 0, line: stats.lines, jwsIndex: index)
+                                    expectation.addJWS(
+                                        t, input: 0, line: stats.lines, jwsIndex: index, userID: user)
                                 } else {
                                     expectation.addJWSRow(created: row.signedDate)
                                 }
@@ -111,12 +121,20 @@ extension CustomerGenerator {
         var transaction: JWSPayloads.Transaction?
     }
 
-    /// The NDJSON line of a moved customer's event, and its JWS rows in `jws_index` order.
+    /// The NDJSON line of a moved customer's event, and its JWS rows in `jws_index` order. Each transaction
+    /// carries the app account token of the user who bought it, when the app sets one.
     static func jwsLine(
-        _ e: StoreKit2Move.Event, account: CustomerAccount, factory: JWSFactory, seed: UInt64
+        _ e: StoreKit2Move.Event, account: CustomerAccount, factory: JWSFactory, seed: UInt64, users: CustomerUsers,
+        user: CustomerUsers.Field
     ) -> ([UInt8], Made) {
         let id = JSONText.quoted("cust-\(String(seed, radix: 16))-\(e.customer)-j\(e.ordinal)")
-        let txs = e.entries.map { StoreKit2Move.transaction(account.entries[$0], of: account, at: e.signedAt) }
+        let txs = e.entries.map { i in
+            let entry = account.entries[i]
+            var t = StoreKit2Move.transaction(entry, of: account, at: e.signedAt)
+            t.appAccountToken = users.token(
+                account, user: users.user(account, at: entry.purchased, ordinal: i, jws: true))
+            return t
+        }
         var rows: [JWSRow] = []
         let text: String
         switch e.shape {
@@ -124,7 +142,7 @@ extension CustomerGenerator {
             rows = [JWSRow(kind: e.kinds[0], signedDate: e.signedAt, transaction: txs[0])]
             text =
                 "{\"id\":" + id + ",\"receipt-data\":" + JSONText.quoted(factory.sign(txs[0].payload, kind: e.kinds[0]))
-                + "}"
+                + user.member + "}"
         case .notification:
             let t = txs[0]
             let nested = factory.sign(t.payload, kind: e.kinds[1])
@@ -138,13 +156,14 @@ extension CustomerGenerator {
                 JWSRow(kind: e.kinds[1], signedDate: e.signedAt, transaction: t),
             ]
             text =
-                "{\"id\":" + id + ",\"signedPayload\":" + JSONText.quoted(factory.sign(payload, kind: e.kinds[0])) + "}"
+                "{\"id\":" + id + ",\"signedPayload\":" + JSONText.quoted(factory.sign(payload, kind: e.kinds[0]))
+                + user.member + "}"
         case .page:
             let signed = zip(txs, e.kinds).map { t, kind in JSONText.quoted(factory.sign(t.payload, kind: kind)) }
             rows = zip(txs, e.kinds).map { JWSRow(kind: $1, signedDate: e.signedAt, transaction: $0) }
             text =
                 "{\"id\":" + id + ",\"bundleId\":" + JSONText.quoted(account.app.bundleID) + ",\"hasMore\":false"
-                + ",\"signedTransactions\":[" + signed.joined(separator: ",") + "]}"
+                + ",\"signedTransactions\":[" + signed.joined(separator: ",") + "]" + user.member + "}"
         }
         return (Array(text.utf8), .jws(rows))
     }

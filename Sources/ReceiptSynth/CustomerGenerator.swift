@@ -88,8 +88,10 @@ public enum CustomerGenerator {
         try write(summary(stats, options: options), to: urls.summary)
     }
 
-    /// The record's NDJSON line: the receipt signed as its kind says.
-    static func line(_ r: CustomerReceipt, spec: ReceiptSpec, pki: TestPKI, seed: UInt64) -> [UInt8] {
+    /// The record's NDJSON line: the receipt signed as its kind says, and its user id.
+    static func line(
+        _ r: CustomerReceipt, spec: ReceiptSpec, pki: TestPKI, seed: UInt64, user: CustomerUsers.Field
+    ) -> [UInt8] {
         var options = ReceiptSigner.Options()
         options.digest = r.created >= Population.sha256Switch ? .sha256 : .sha1
         switch r.kind {
@@ -99,7 +101,8 @@ public enum CustomerGenerator {
         }
         let der = ReceiptSigner.sign(payload: spec.payload(), identity: pki.identity(r.kind.variant), options: options)
         let id = "cust-\(String(seed, radix: 16))-\(r.customer)-\(r.ordinal)"
-        return Array(LineShape.plain.render(id: id, base64: Data(der).base64EncodedString()).utf8)
+        let object = LineShape.plain.render(id: id, base64: Data(der).base64EncodedString())
+        return Array((object.dropLast() + user.member + "}").utf8)
     }
 
     static func summary(_ s: Stats, options: Options) -> String {

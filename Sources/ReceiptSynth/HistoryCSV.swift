@@ -8,7 +8,8 @@ enum HistoryCSV {
         "environment", "bundle_id", "transaction_id", "original_transaction_id", "product_id", "quantity",
         "purchase_date", "original_purchase_date", "expires_date", "web_order_line_item_id", "is_trial_period",
         "is_in_intro_offer_period", "promotional_offer_id", "product_type", "cancellation_date",
-        "cancellation_reason", "first_seen", "last_seen", "occurrences", "source", "line",
+        "cancellation_reason", "user_id", "multiple_user_ids", "app_account_token", "first_seen", "last_seen",
+        "occurrences", "source", "line",
     ]
 
     static let subscriptionColumns = [
@@ -16,7 +17,7 @@ enum HistoryCSV {
         "first_purchase_date", "latest_purchase_date", "latest_expires_date", "periods", "trial_periods",
         "intro_periods", "cancelled_periods", "observed_through", "state", "renewal_signed_date",
         "auto_renew_status", "auto_renew_product_id", "expiration_intent", "is_in_billing_retry_period",
-        "grace_period_expires_date",
+        "grace_period_expires_date", "user_id", "multiple_user_ids", "app_account_token",
     ]
 
     /// One CSV field.
@@ -36,7 +37,8 @@ enum HistoryCSV {
                 .string(f.originalTransactionID), .string(f.productID), .int(f.quantity), .time(f.purchaseDate),
                 .time(f.originalPurchaseDate), .time(f.expiresDate), .int(f.webOrderLineItemID),
                 .bool(f.isTrialPeriod), .bool(f.isInIntroOfferPeriod), .string(f.promotionalOfferID),
-                .int(f.productType), .time(p.cancellation?.date), .int(p.cancellation?.reason), .time(p.firstSeen),
+                .int(f.productType), .time(p.cancellation?.date), .int(p.cancellation?.reason), .string(p.user?.id),
+                .bool(p.users.count >= 2), .string(p.token?.id), .time(p.firstSeen),
                 .time(p.lastSeen), .int(p.occurrences), .string(source), .int(Int64(p.line)),
             ])
         }
@@ -53,6 +55,7 @@ enum HistoryCSV {
                 .int(s.introPeriods), .int(s.cancelledPeriods), .time(s.observedThrough), .string(s.state),
                 // The renewal-info columns: generated receipts have no JWS renewal info.
                 .time(nil), .int(nil), .string(nil), .int(nil), .bool(nil), .time(nil),
+                .string(s.userID), .bool(s.multipleUserIDs), .string(s.appAccountToken),
             ])
         }
         return out
@@ -60,7 +63,7 @@ enum HistoryCSV {
 
     static let eventColumns = [
         "environment", "bundle_id", "original_transaction_id", "event_date", "event", "transaction_id", "product_id",
-        "previous_product_id", "offer", "period", "cancellation_reason",
+        "previous_product_id", "offer", "period", "cancellation_reason", "user_id",
     ]
 
     static let dailyColumns =
@@ -73,7 +76,7 @@ enum HistoryCSV {
             out += line([
                 .string(e.environment), .string(e.bundleID), .string(e.originalTransactionID), .time(e.date),
                 .string(e.event), .string(e.transactionID), .string(e.productID), .string(e.previousProductID),
-                .string(e.offer), .int(e.period), .int(e.cancellationReason),
+                .string(e.offer), .int(e.period), .int(e.cancellationReason), .string(e.userID),
             ])
         }
         return out

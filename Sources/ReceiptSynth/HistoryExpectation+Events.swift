@@ -17,6 +17,8 @@ extension HistoryExpectation {
         var offer: String?
         var period: Int64
         var cancellationReason: Int64?
+        /// The subscription's user id: its latest period's that has one.
+        var userID: String?
     }
 
     /// One `daily` row: the thirteen counts in column order.
@@ -86,6 +88,7 @@ extension HistoryExpectation {
         var rows: [Event] = []
         for (key, periods) in subscriptionPeriods() {
             let observed = periods.map(\.lastSeen).max()!
+            let user = periods.last(where: { $0.user != nil })?.user?.id
             var events: [Event] = []
             func add(_ name: String, _ date: Int64, _ i: Int, previous: Int? = nil, offer: Bool) {
                 let p = periods[i]
@@ -95,7 +98,7 @@ extension HistoryExpectation {
                         date: date, event: name, transactionID: p.key.transactionID, productID: p.facts.productID,
                         previousProductID: previous.map { periods[$0].facts.productID },
                         offer: offer ? Self.offer(p) : nil, period: Int64(i + 1),
-                        cancellationReason: name == "refund" ? p.cancellation?.reason : nil))
+                        cancellationReason: name == "refund" ? p.cancellation?.reason : nil, userID: user))
             }
             // Runs: each period that gives service joins the run before it when it starts by that run's end.
             var runs: [[Int]] = []

@@ -1,7 +1,8 @@
 /// The `purchases` and `subscriptions` tables that `receiptflow export` must write for generated receipts,
 /// computed from the receipts' specs (what the generator wrote, never what a decoder read) by the rules of the
 /// history contract: only valid, non-Xcode receipts contribute; the newest occurrence of a purchase gives its
-/// facts; the newest occurrence with a cancellation date gives the cancellation; and so on.
+/// facts; the newest occurrence with a cancellation date gives the cancellation; and so on. The customer's
+/// columns are those of an export with `--user-field user_id`: each purchase's distinct user ids are kept as a set.
 ///
 /// It holds one row per distinct purchase in memory, so it is meant for test-sized corpora.
 public struct HistoryExpectation: Sendable {
@@ -38,6 +39,9 @@ public struct HistoryExpectation: Sendable {
         var productType: Int64?
         var cancellationDate: Int64?
         var cancellationReason: Int64?
+        /// The record's `user_id` as `receipts.user_id` holds it; the JWS transaction's `appAccountToken`.
+        var userID: String? = nil
+        var appAccountToken: String? = nil
     }
 
     /// One `purchases` row under construction.
@@ -50,6 +54,10 @@ public struct HistoryExpectation: Sendable {
         var lastSeen: Int64
         var occurrences: Int64
         var line: Int
+        /// The newest occurrence's user id and token among those that have one; every distinct user id seen.
+        var user: (id: String, rank: Rank)? = nil
+        var token: (id: String, rank: Rank)? = nil
+        var users: Set<String> = []
     }
 
     private(set) var purchases: [Key: Purchase] = [:]
@@ -71,7 +79,7 @@ public struct HistoryExpectation: Sendable {
     }
 
     /// Adds one record: the receipt at (`input`, `line`), written `spec`, generated as `kind`.
-    public mutating func add(_ spec: ReceiptSpec, kind: RecordKind, input: Int, line: Int) {
+    public mutating func add(_ spec: ReceiptSpec, kind: RecordKind, input: Int, line: Int, userID: String? = nil) {
         let type = spec.string(0)
         guard Self.contributes(kind: kind, receiptType: type), let created = spec.date(12),
             let bundle = spec.string(2)
@@ -88,7 +96,8 @@ public struct HistoryExpectation: Sendable {
                 purchaseDate: e.date(1704), originalPurchaseDate: e.date(1706), expiresDate: e.date(1708),
                 webOrderLineItemID: e.integer(1711), isTrialPeriod: e.integer(1713).map { $0 != 0 },
                 isInIntroOfferPeriod: e.integer(1719).map { $0 != 0 }, promotionalOfferID: e.string(1721),
-                productType: e.integer(1707), cancellationDate: e.date(1712), cancellationReason: e.integer(1720))
+                productType: e.integer(1707), cancellationDate: e.date(1712), cancellationReason: e.integer(1720),
+                userID: userID)
             occur(key, facts, rank: rank, line: line)
         }
     }
@@ -101,19 +110,33 @@ public struct HistoryExpectation: Sendable {
     }
 
     /// A valid JWS transaction at (`input`, `line`, `jwsIndex`): an occurrence created at its `signedDate`, whose
-    /// `revocationDate` is a cancellation. `environment` is the JWS's (`Production`, `Sandbox`).
-    mutating func addJWS(_ t: JWSPayloads.Transaction, input: Int, line: Int, jwsIndex: Int) {
+    /// `revocationDate` is a cancellation. `environment` is the JWS's (`Production`, `Sandbox`). Its offer reads as
+    /// a receipt's flags: an introductory offer (`offerType` 1) is a trial when its discount is `FREE_TRIAL`, an
+    /// introductory price when it is paid as you go or up front, and when the discount is not named, an
+    /// introductory price whose trial flag is unknown; a promotional offer (2) gives its identifier.
+    mutating func addJWS(_ t: JWSPayloads.Transaction, input: Int, line: Int, jwsIndex: Int, userID: String? = nil) {
         guard !Self.isStoreKitTesting(t.environment) else { return }
         addJWSRow(created: t.signedDate)
         let key = Key(
             environment: t.environment.hasSuffix("Sandbox") ? "Sandbox" : "Production", bundleID: t.bundleID,
             transactionID: t.transactionID)
-        let facts = Facts(
+        var facts = Facts(
             originalTransactionID: t.originalTransactionID, productID: t.productID, quantity: t.quantity,
             purchaseDate: t.purchaseDate, originalPurchaseDate: t.originalPurchaseDate, expiresDate: t.expiresDate,
             webOrderLineItemID: t.webOrderLineItemID, isTrialPeriod: nil, isInIntroOfferPeriod: nil,
             promotionalOfferID: nil, productType: nil, cancellationDate: t.revocationDate,
-            cancellationReason: t.revocationReason)
+            cancellationReason: t.revocationReason, userID: userID, appAccountToken: t.appAccountToken)
+        switch (t.offerType, t.offerDiscountType) {
+        case (1, nil):
+            facts.isInIntroOfferPeriod = true
+        case (1, let discount?):
+            facts.isTrialPeriod = discount == "FREE_TRIAL"
+            facts.isInIntroOfferPeriod = ["PAY_AS_YOU_GO", "PAY_UP_FRONT"].contains(discount)
+        default:
+            facts.isTrialPeriod = false
+            facts.isInIntroOfferPeriod = false
+            if t.offerType == 2 { facts.promotionalOfferID = t.offerIdentifier }
+        }
         occur(key, facts, rank: Rank(created: t.signedDate, input: input, line: line, entry: jwsIndex), line: line)
     }
 
@@ -137,6 +160,11 @@ public struct HistoryExpectation: Sendable {
         if let c = facts.cancellationDate, p.cancellation.map({ rank > $0.rank }) ?? true {
             p.cancellation = (c, facts.cancellationReason, rank)
         }
+        if let u = facts.userID {
+            p.users.insert(u)
+            if p.user.map({ rank > $0.rank }) ?? true { p.user = (u, rank) }
+        }
+        if let k = facts.appAccountToken, p.token.map({ rank > $0.rank }) ?? true { p.token = (k, rank) }
         purchases[key] = p
     }
 
@@ -184,6 +212,9 @@ public struct HistoryExpectation: Sendable {
         var cancelledPeriods: Int64
         var observedThrough: Int64
         var state: String
+        var userID: String?
+        var multipleUserIDs: Bool
+        var appAccountToken: String?
     }
 
     /// The `subscriptions` rows at as-of time `asOf`, in the contract's order.
@@ -216,6 +247,9 @@ public struct HistoryExpectation: Sendable {
         let ordered = periods.sorted(by: earlier)
         let cancelled = { (p: Purchase) in p.cancellation != nil }
         let uncancelledExpiry = periods.filter { !cancelled($0) }.compactMap(\.facts.expiresDate).max()
+        // The customer: of the latest period that has one; several users when a period has several or two periods
+        // name different ones.
+        let periodUsers = Set(ordered.compactMap(\.user?.id))
         return Subscription(
             environment: key.environment, bundleID: key.bundleID, originalTransactionID: key.transactionID,
             firstProductID: ordered.first!.facts.productID, latestProductID: ordered.last!.facts.productID,
@@ -226,7 +260,10 @@ public struct HistoryExpectation: Sendable {
             introPeriods: Int64(periods.filter { $0.facts.isInIntroOfferPeriod == true }.count),
             cancelledPeriods: Int64(periods.filter(cancelled).count),
             observedThrough: periods.map(\.lastSeen).max()!,
-            state: state(ordered, observedThrough: periods.map(\.lastSeen).max()!, asOf: asOf))
+            state: state(ordered, observedThrough: periods.map(\.lastSeen).max()!, asOf: asOf),
+            userID: ordered.last(where: { $0.user != nil })?.user?.id,
+            multipleUserIDs: periodUsers.count >= 2 || periods.contains { $0.users.count >= 2 },
+            appAccountToken: ordered.last(where: { $0.token != nil })?.token?.id)
     }
 
     /// The state rules, first match wins: not_started, active, revoked, expired, unknown.

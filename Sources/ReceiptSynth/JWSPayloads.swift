@@ -23,6 +23,10 @@ enum JWSPayloads {
         var revocationReason: Int64? = nil
         var isUpgraded = false
         var offerType: Int64? = nil
+        /// `FREE_TRIAL`, `PAY_AS_YOU_GO` or `PAY_UP_FRONT` (nil: left out, as in older JWS).
+        var offerDiscountType: String? = nil
+        var offerIdentifier: String? = nil
+        var appAccountToken: String? = nil
         var price: Int64
         var renewal = false
 
@@ -48,6 +52,9 @@ enum JWSPayloads {
             if let r = revocationReason { p["revocationReason"] = r }
             if isUpgraded { p["isUpgraded"] = true }
             if let o = offerType { p["offerType"] = o }
+            if let d = offerDiscountType { p["offerDiscountType"] = d }
+            if let o = offerIdentifier { p["offerIdentifier"] = o }
+            if let a = appAccountToken { p["appAccountToken"] = a }
             return p
         }
     }

@@ -189,6 +189,13 @@ public struct JWSRecordFactory: Sendable {
             t.signedDate = t.revocationDate! + rng.int(in: 1_000...3_600_000)
         }
         if product.type == 3 && rng.chance(0.1) { t.offerType = rng.int(in: 1...3) }
+        // Drawn apart from `rng`, so the rest of the corpus stays what it was: a third of the transactions carry
+        // the app's account token, and half of the introductory offers name their discount.
+        var extra = SplitMix(seed: seed ^ 0x544F_4B45_4E4A_5753, index: index * 16 + n)
+        if extra.chance(1.0 / 3) { t.appAccountToken = uuid(&extra) }
+        if t.offerType == 1 && extra.chance(0.5) {
+            t.offerDiscountType = extra.pick(["FREE_TRIAL", "PAY_AS_YOU_GO", "PAY_UP_FRONT"])
+        }
         return t
     }
 

@@ -99,7 +99,18 @@ struct StoreKit2Move: Sendable {
         t.revocationReason = revoked == nil ? nil : e.cancellationReason
         // A cancellation without a reason is an upgrade (CustomerSimulation).
         t.isUpgraded = revoked != nil && e.cancellationReason == nil && e.product.type == 3
-        if e.trial { t.offerType = 1 }
+        // The offer as StoreKit 2 states it: a trial or an introductory price is an introductory offer, told
+        // apart by its discount; a promotional offer carries its identifier.
+        if e.trial {
+            t.offerType = 1
+            t.offerDiscountType = "FREE_TRIAL"
+        } else if e.intro {
+            t.offerType = 1
+            t.offerDiscountType = "PAY_AS_YOU_GO"
+        } else if let p = e.promotionalOfferID {
+            t.offerType = 2
+            t.offerIdentifier = p
+        }
         return t
     }
 }

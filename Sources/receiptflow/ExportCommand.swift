@@ -42,6 +42,9 @@ let exportUsage = """
       --device-id-field NAME         JSON key or CSV column of each record's device identifier (a UUID, a
                                      MAC address or 12 or 32 hex digits): device_hash_matches says whether
                                      the receipt's hash (attribute 5) is that device's
+      --user-field NAME              JSON key or CSV column of each record's user id in the company's own
+                                     systems: receipts.user_id, and user_id, multiple_user_ids on purchases
+                                     and subscriptions (null without this option)
       --require-device-match         reject a receipt whose hash is not its record's device's (21003)
       --threads N                    worker threads (default: all cores)
       --max-record-size BYTES        longest input line accepted (default 1048576)
@@ -390,6 +393,12 @@ struct ExportSetup {
                 throw UsageError(.emptyValue, option: "--device-id-field", expected: "a non-empty key name")
             }
             config.deviceIDField = f
+        }
+        if let f = args.value("--user-field") {
+            guard !f.isEmpty else {
+                throw UsageError(.emptyValue, option: "--user-field", expected: "a non-empty key name")
+            }
+            config.userField = f
         }
         config.requireDeviceMatch = args.has("--require-device-match")
         if config.requireDeviceMatch && config.deviceIDField == nil {

@@ -34,7 +34,9 @@ let generateUsage = """
     With --customers, simulates N customers of the test apps over Y years (default 3) and writes the receipts
     each one sent, roughly in date order, plus the tables an export of FILE must produce: FILE.purchases.csv,
     FILE.subscriptions.csv, FILE.events.csv, FILE.daily.csv and FILE.history.json (the as-of time and counts),
-    FILE without .ndjson/.zst.
+    FILE without .ndjson/.zst. Each record carries its customer's user id in "user_id" (a few accounts are
+    shared by two users, a few records have none); the expected tables are those of
+    `export --user-field user_id`.
 
       --as-of DATE        the time for the subscriptions' state and the daily table's last day, RFC 3339
                           (default: the data horizon)

@@ -15,6 +15,8 @@ struct Entry {
     var trial: Bool? = false
     var intro: Bool? = false
     var quantity: Int32? = 1
+    /// StoreKit 2's appAccountToken (a JWS transaction's).
+    var token: String? = nil
 }
 
 /// A hand-made receipt: its receipts row fields and entries.
@@ -25,6 +27,9 @@ struct Receipt {
     var type: String? = "Production"
     var bundle = "com.example.app"
     var entries: [Entry] = []
+    /// The record's `--user-field` value, and whether the run names a user field.
+    var user: String? = nil
+    var userField = false
 }
 
 /// A hand-made JWS renewal info on a line of its own (its receipts row and, when valid, its renewals row).
@@ -75,6 +80,9 @@ func batch(_ receipts: [Receipt], renewals: [Renewal] = [], source: String = "in
             f.isInIntroOfferPeriod = e.intro
             f.cancellationDate = e.cancellation
             f.cancellationReason = e.reason
+            f.userID = b.history.span(r.user)
+            f.multipleUserIDs = r.userField ? false : nil
+            f.appAccountToken = b.history.span(e.token)
             b.history.addPurchase(f, created: r.created, line: r.line, entry: Int64(i))
         }
     }

@@ -40,7 +40,7 @@ struct RenewalRulesTests {
         let (plain, _) = try runHistory([(batch([twoPeriods]), 0)], asOf: day(65))
         let header = try #require(plain.subscriptionsCSV.split(separator: "\n").first)
         #expect(header.split(separator: ",").count == TableSchema.subscriptions.columns.count)
-        #expect(header.hasSuffix(",state" + renewalColumns))
+        #expect(header.hasSuffix(",state" + renewalColumns + ",user_id,multiple_user_ids,app_account_token"))
         let receiptsOnly = try #require(plain.subscriptions.first)
         #expect(receiptsOnly["renewal_signed_date"] == "")
         #expect(receiptsOnly["is_in_billing_retry_period"] == "")

@@ -66,6 +66,26 @@ private func scan(_ line: String, field: String? = nil, idField: String? = "id")
         #expect(receipt == "REAL")
     }
 
+    @Test func findsTheUserFieldOfAnyValueKindOnlyWhenNamed() {
+        let s = NDJSONScanner(userField: "user_id")
+        func user(_ line: String) -> JSONValue {
+            var bytes = Array(line.utf8)
+            return bytes.withUnsafeMutableBytes { s.scan(UnsafeRawBufferPointer($0)).user }
+        }
+        #expect(
+            user(#"{"receipt-data":"QUJD","user_id":"u-1"}"#) == .string(JSONStringRef(range: 34..<37, escaped: false)))
+        #expect(user(#"{"user_id":48213,"receipt-data":"QUJD"}"#) == .number(11..<16))
+        #expect(user(#"{"user_id":true,"receipt-data":"QUJD"}"#) == .bool(true))
+        #expect(user(#"{"user_id":null,"receipt-data":"QUJD"}"#) == .null)
+        #expect(user(#"{"meta":{"user_id":"x"},"receipt-data":"QUJD"}"#) == .absent)
+        #expect(
+            user(#"{"user_id":"a","user_id":"b","receipt-data":"QUJD"}"#)
+                == .string(JSONStringRef(range: 26..<27, escaped: false)))
+        var line = Array(#"{"user_id":7,"receipt-data":"QUJD"}"#.utf8)
+        let without = line.withUnsafeMutableBytes { NDJSONScanner().scan(UnsafeRawBufferPointer($0)) }
+        #expect(without.user == .absent)
+    }
+
     @Test func takesTheLastOfDuplicateKeys() {
         let (_, receipt, id) = scan(#"{"receipt":"FIRST","id":1,"receipt":"LAST","id":2}"#)
         #expect(receipt == "LAST")

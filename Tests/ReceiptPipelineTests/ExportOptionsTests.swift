@@ -20,8 +20,8 @@ import Testing
         #expect(Set(id.keys) == output)
         for name in [
             "--as-of", "--no-history", "--base", "--environment", "--bundle-id", "--app-version", "--field",
-            "--id-field", "--device-id-field", "--require-device-match", "--no-verify", "--trust-anchor", "--format",
-            "--max-record-size",
+            "--id-field", "--device-id-field", "--user-field", "--require-device-match", "--no-verify",
+            "--trust-anchor", "--format", "--max-record-size",
         ] {
             #expect(output.contains(name), "\(name)")
         }

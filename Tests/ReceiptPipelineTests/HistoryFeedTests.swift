@@ -30,12 +30,14 @@ import Testing
     }
 
     /// The facts of the transactions rows whose receipts row contributes (status 0, receipt_type not StoreKit testing), in
-    /// order, as text; and the greatest receipt_creation_date of the contributing receipts rows.
+    /// order, as text; and the greatest receipt_creation_date of the contributing receipts rows. A JWS row's offer
+    /// columns read as a receipt's flags (docs/history.md, "Offers of JWS transactions").
     func fromRows(_ b: ColumnBatch) -> (rows: [String], horizon: Int64?, excluded: Int) {
         typealias R = ReceiptsColumns
         typealias T = TransactionsColumns
         let r = b.receipts
         var contributing: [String: Int64?] = [:]
+        var users: [String: String] = [:]
         var horizon: Int64? = nil
         var excludedReceipts = Set<String>()
         for i in 0..<r.rowCount {
@@ -43,6 +45,7 @@ import Testing
             let created = r.int64s[R.receiptCreationDate][i]
             if r.int32s[R.status][i] == 0 && !RecordEnvironment(r.strings[R.receiptType][i]).isStoreKitTesting {
                 contributing[key] = created
+                users[key] = r.strings[R.userID][i] ?? "<null>"
                 if let c = created { horizon = max(horizon ?? c, c) }
             } else {
                 excludedReceipts.insert(key)
@@ -58,6 +61,16 @@ import Testing
                 continue
             }
             let type = t.strings[T.receiptType][i]
+            var trial = t.bools[T.isTrialPeriod][i]
+            var intro = t.bools[T.isInIntroOfferPeriod][i]
+            var promotional = t.strings[T.promotionalOfferID][i]
+            if t.int32s[T.jwsIndex][i] != nil {
+                let offer = t.int32s[T.offerType][i]
+                let discount = t.strings[T.offerDiscountType][i]
+                trial = offer != 1 ? false : discount.map { $0 == "FREE_TRIAL" }
+                intro = offer == 1 && (discount == nil || discount == "PAY_AS_YOU_GO" || discount == "PAY_UP_FRONT")
+                promotional = offer == 2 ? t.strings[T.offerIdentifier][i] : nil
+            }
             rows.append(
                 [
                     RecordEnvironment(type) == .sandbox ? "Sandbox" : "Production", t.strings[T.bundleID][i] ?? "",
@@ -65,10 +78,10 @@ import Testing
                     t.strings[T.productID][i] ?? "", "\(t.int32s[T.quantity][i] as Any)",
                     "\(t.int64s[T.purchaseDate][i] as Any)", "\(t.int64s[T.originalPurchaseDate][i] as Any)",
                     "\(t.int64s[T.expiresDate][i] as Any)", "\(t.int64s[T.webOrderLineItemID][i] as Any)",
-                    "\(t.bools[T.isTrialPeriod][i] as Any)", "\(t.bools[T.isInIntroOfferPeriod][i] as Any)",
-                    t.strings[T.promotionalOfferID][i] ?? "<null>", "\(t.int32s[T.productType][i] as Any)",
-                    "\(t.int64s[T.cancellationDate][i] as Any)", "\(t.int32s[T.cancellationReason][i] as Any)",
-                    "\(created as Any)", "\(t.int64s[T.line][i]!)",
+                    "\(trial as Any)", "\(intro as Any)", promotional ?? "<null>",
+                    "\(t.int32s[T.productType][i] as Any)", "\(t.int64s[T.cancellationDate][i] as Any)",
+                    "\(t.int32s[T.cancellationReason][i] as Any)", users[key]!,
+                    t.strings[T.appAccountToken][i] ?? "<null>", "\(created as Any)", "\(t.int64s[T.line][i]!)",
                 ].joined(separator: "|"))
         }
         return (rows, horizon, excluded)
@@ -89,7 +102,7 @@ import Testing
                 "\(f.originalPurchaseDate as Any)", "\(f.expiresDate as Any)", "\(f.webOrderLineItemID as Any)",
                 "\(f.isTrialPeriod as Any)", "\(f.isInIntroOfferPeriod as Any)", text(f.promotionalOfferID),
                 "\(f.productType as Any)", "\(f.cancellationDate as Any)", "\(f.cancellationReason as Any)",
-                "\(o.created as Any)", "\(o.line)",
+                text(f.userID), text(f.appAccountToken), "\(o.created as Any)", "\(o.line)",
             ].joined(separator: "|")
         }
     }

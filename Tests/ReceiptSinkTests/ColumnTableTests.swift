@@ -30,8 +30,21 @@ import Testing
         #expect(slot("device_hash_matches") == ReceiptsColumns.deviceHashMatches)
         #expect(slot("record_kind") == ReceiptsColumns.recordKind)
         #expect(slot("jws_index") == ReceiptsColumns.jwsIndex)
-        #expect(s.columns.last?.name == "jws_index")
-        #expect(s.columns.count == 24)
+        #expect(slot("user_id") == ReceiptsColumns.userID)
+        #expect(s.columns.last?.name == "user_id")
+        #expect(s.columns.count == 25)
+    }
+
+    @Test func subscriptionSlotsMatchSchema() {
+        let s = TableSchema.subscriptions
+        func slot(_ n: String) -> Int { s.column(named: n)!.slot }
+        #expect(slot("state") == SubscriptionsColumns.state)
+        #expect(slot("auto_renew_product_id") == SubscriptionsColumns.autoRenewProductID)
+        #expect(slot("is_in_billing_retry_period") == SubscriptionsColumns.isInBillingRetryPeriod)
+        #expect(slot("user_id") == SubscriptionsColumns.userID)
+        #expect(slot("multiple_user_ids") == SubscriptionsColumns.multipleUserIDs)
+        #expect(slot("app_account_token") == SubscriptionsColumns.appAccountToken)
+        #expect(s.columns.suffix(3).map(\.name) == ["user_id", "multiple_user_ids", "app_account_token"])
     }
 
     @Test func transactionSlotsMatchSchema() {
@@ -67,11 +80,12 @@ import Testing
             ("subscription_group_identifier", TransactionsColumns.subscriptionGroupIdentifier),
             ("signed_date", TransactionsColumns.signedDate), ("environment", TransactionsColumns.environment),
             ("jws_index", TransactionsColumns.jwsIndex),
+            ("offer_discount_type", TransactionsColumns.offerDiscountType),
         ]
         for (name, expected) in jwsOnly { #expect(slot(name) == expected, "\(name)") }
         // The receipt-era columns first, in their order; the JWS-only ones after them.
         #expect(s.columns.dropFirst(19).map(\.name) == jwsOnly.map(\.0))
-        #expect(s.columns.count == 35)
+        #expect(s.columns.count == 36)
     }
 
     @Test func renewalSlotsMatchSchema() {

@@ -96,6 +96,15 @@ import Testing
         #expect(ourOrder == appleOrder)
     }
 
+    @Test func theUserIDFollowsTheRecordOnlyWhenTheRunNamesAUserField() {
+        var record = VerifyReceiptJSON.Record(source: "in.ndjson", line: 3, recordID: "r")
+        #expect(!Self.render(nil, status: 21002, record: record).contains("user_id"))
+        record.hasUserField = true
+        #expect(Self.render(nil, status: 21002, record: record).contains(#""record_id":"r","user_id":null"#))
+        record.userID = "u-\"1"
+        #expect(Self.render(nil, status: 21002, record: record).contains(#""record_id":"r","user_id":"u-\"1""#))
+    }
+
     @Test func prettyOutputHasTheSameKeysInTheSameOrder() throws {
         let compact = Self.render(Self.whitepaek(), record: .init(source: "a.ndjson", line: 7))
         let pretty = Self.render(Self.whitepaek(), record: .init(source: "a.ndjson", line: 7), pretty: true)

@@ -102,6 +102,9 @@ import Testing
         }
         #expect(transactions.count == expectedTransactions)
         #expect(expectedTransactions > 0)
+        // Some transactions carry the app's account token, and some introductory offers name their discount.
+        #expect(transactions.filter { $0["app_account_token"] != "" }.count > expectedTransactions / 5)
+        #expect(transactions.contains { $0["offer_type"] == "1" && $0["offer_discount_type"] != "" })
 
         // Every kind, every shape and every record kind is in the data.
         let kinds = Set(truth.compactMap { $0["kind"] as? String })

@@ -37,7 +37,7 @@ import Testing
         let out = dir.appendingPathComponent("out")
         let export = try runTool([
             "export", data, "--format", "csv", "--out", out.path, "--quiet", "--trust-anchor", "\(ca)/root.pem",
-            "--trust-anchor", "\(ca)/jws-root.pem",
+            "--trust-anchor", "\(ca)/jws-root.pem", "--user-field", "user_id",
         ])
         #expect(export.0 == 0, "\(export.2)")
         for table in ["purchases", "subscriptions", "events", "daily"] {

@@ -219,7 +219,9 @@ struct JWSRenewalHistoryTests {
             .map(String.init)
         let exported = try lines("purchases.csv") + [""] + lines("subscriptions.csv") + [""]
         #expect(reference == exported)
-        #expect(try lines("subscriptions.csv").first?.hasSuffix("grace_period_expires_date") == true)
+        #expect(
+            try lines("subscriptions.csv").first?.hasSuffix(
+                "grace_period_expires_date,user_id,multiple_user_ids,app_account_token") == true)
     }
 
     @Test(.enabled(if: Python.pyarrowAvailable, "needs python3 with pyarrow"))
@@ -257,9 +259,10 @@ struct JWSRenewalHistoryTests {
         let parsed = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let columns = try #require(parsed["columns"] as? [String])
         #expect(
-            columns.suffix(7) == [
+            columns.suffix(10) == [
                 "state", "renewal_signed_date", "auto_renew_status", "auto_renew_product_id", "expiration_intent",
-                "is_in_billing_retry_period", "grace_period_expires_date",
+                "is_in_billing_retry_period", "grace_period_expires_date", "user_id", "multiple_user_ids",
+                "app_account_token",
             ])
         let rows = try #require(parsed["rows"] as? [[String: Any]])
         #expect(rows.count == csv.count)

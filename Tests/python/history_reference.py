@@ -7,9 +7,10 @@ order), of one export over the inputs `inputs` (in command-line order: a receipt
 in `inputs`, line)), and for JWS input `renewals.csv` (the renewal infos that refine the subscriptions). Values are
 Python values: strings, ints, bools, None, timestamps as epoch milliseconds.
 
-    python3 Tests/python/history_reference.py EXPORT_DIR INPUT... [--as-of 2024-01-01T00:00:00Z]
+    python3 Tests/python/history_reference.py EXPORT_DIR INPUT... [--as-of 2024-01-01T00:00:00Z] [--user-field]
 
-prints both tables as the project's CSV.
+prints both tables as the project's CSV. `--user-field` says the export was run with `--user-field` (the user
+columns then come from `receipts.user_id`, and `multiple_user_ids` is false rather than null when there is none).
 """
 
 import csv
@@ -20,7 +21,7 @@ PURCHASE_COLUMNS = [
     "environment", "bundle_id", "transaction_id", "original_transaction_id", "product_id", "quantity",
     "purchase_date", "original_purchase_date", "expires_date", "web_order_line_item_id", "is_trial_period",
     "is_in_intro_offer_period", "promotional_offer_id", "product_type", "cancellation_date", "cancellation_reason",
-    "first_seen", "last_seen", "occurrences", "source", "line",
+    "user_id", "multiple_user_ids", "app_account_token", "first_seen", "last_seen", "occurrences", "source", "line",
 ]
 # The columns of the subscription's newest renewal info, the last six of SUBSCRIPTION_COLUMNS (null without one).
 RENEWAL_COLUMNS = [
@@ -31,7 +32,7 @@ SUBSCRIPTION_COLUMNS = [
     "environment", "bundle_id", "original_transaction_id", "first_product_id", "latest_product_id",
     "first_purchase_date", "latest_purchase_date", "latest_expires_date", "periods", "trial_periods",
     "intro_periods", "cancelled_periods", "observed_through", "state",
-] + RENEWAL_COLUMNS
+] + RENEWAL_COLUMNS + ["user_id", "multiple_user_ids", "app_account_token"]
 TIMESTAMPS = {
     "purchase_date", "original_purchase_date", "expires_date", "cancellation_date", "first_seen", "last_seen",
     "first_purchase_date", "latest_purchase_date", "latest_expires_date", "observed_through",
@@ -40,9 +41,9 @@ TIMESTAMPS = {
 INTEGERS = {
     "quantity", "web_order_line_item_id", "product_type", "cancellation_reason", "occurrences", "line", "periods",
     "trial_periods", "intro_periods", "cancelled_periods", "status", "jws_index", "auto_renew_status",
-    "expiration_intent",
+    "expiration_intent", "offer_type",
 }
-BOOLEANS = {"is_trial_period", "is_in_intro_offer_period", "is_in_billing_retry_period"}
+BOOLEANS = {"is_trial_period", "is_in_intro_offer_period", "is_in_billing_retry_period", "multiple_user_ids"}
 # The entry fields a purchase takes from its newest occurrence.
 NEWEST_FIELDS = [
     "original_transaction_id", "product_id", "quantity", "purchase_date", "original_purchase_date", "expires_date",
@@ -112,10 +113,27 @@ def occurrences_from_export(directory, inputs):
         t["environment"] = "Sandbox" if (r["receipt_type"] or "").endswith("Sandbox") else "Production"
         t["bundle_id"] = r["bundle_id"]
         t["created"] = created
+        t["user_id"] = r.get("user_id")
+        if t.get("jws_index") is not None:
+            jws_offer(t)
         # A null creation date sorts before every date.
         t["rank"] = (created is not None, created or 0, index[t["source"]], t["line"], e)
         yield t
     return
+
+
+def jws_offer(t):
+    """A JWS transaction's offer in a receipt's terms (docs/history.md): an introductory offer (offer_type 1) is a
+    trial when its discount is FREE_TRIAL and an introductory price when it is PAY_AS_YOU_GO or PAY_UP_FRONT; with
+    no discount named, an introductory price of unknown trial; a promotional offer (2) gives its identifier."""
+    kind, discount = t.get("offer_type"), t.get("offer_discount_type")
+    if kind == 1:
+        t["is_trial_period"] = None if discount is None else discount == "FREE_TRIAL"
+        t["is_in_intro_offer_period"] = discount in (None, "PAY_AS_YOU_GO", "PAY_UP_FRONT")
+    else:
+        t["is_trial_period"] = False
+        t["is_in_intro_offer_period"] = False
+    t["promotional_offer_id"] = t.get("offer_identifier") if kind == 2 else None
 
 
 def horizon_of(directory):
@@ -128,8 +146,8 @@ def horizon_of(directory):
     return max(dates) if dates else None
 
 
-def purchases(occurrences):
-    """The purchases rows, in the contract's order."""
+def purchases(occurrences, user_field=False):
+    """The purchases rows, in the contract's order. `user_field`: the export named a user field."""
     rows = {}
     for o in occurrences:
         key = (o["environment"], o["bundle_id"], o["transaction_id"])
@@ -138,6 +156,7 @@ def purchases(occurrences):
             p = rows[key] = {
                 "environment": key[0], "bundle_id": key[1], "transaction_id": key[2], "_newest": None,
                 "_cancel": None, "first_seen": o["created"], "last_seen": o["created"], "occurrences": 0,
+                "_user": None, "_token": None, "_users": set(),
             }
         p["occurrences"] += 1
         p["first_seen"] = _min(p["first_seen"], o["created"])
@@ -146,15 +165,25 @@ def purchases(occurrences):
             p["_newest"] = o
         if o["cancellation_date"] is not None and (p["_cancel"] is None or o["rank"] > p["_cancel"]["rank"]):
             p["_cancel"] = o
+        if o.get("user_id") is not None:
+            p["_users"].add(o["user_id"])
+            if p["_user"] is None or o["rank"] > p["_user"]["rank"]:
+                p["_user"] = o
+        if o.get("app_account_token") is not None and (p["_token"] is None or o["rank"] > p["_token"]["rank"]):
+            p["_token"] = o
     out = []
     for p in rows.values():
         n, c = p.pop("_newest"), p.pop("_cancel")
+        u, k, users = p.pop("_user"), p.pop("_token"), p.pop("_users")
         row = {name: p.get(name) for name in PURCHASE_COLUMNS}
         for f in NEWEST_FIELDS:
             row[f] = n[f]
         row["cancellation_date"] = c["cancellation_date"] if c else None
         row["cancellation_reason"] = c["cancellation_reason"] if c else None
         row["source"], row["line"] = n["source"], n["line"]
+        row["user_id"] = u["user_id"] if u else None
+        row["multiple_user_ids"] = len(users) >= 2 if user_field else None
+        row["app_account_token"] = k["app_account_token"] if k else None
         out.append(row)
     out.sort(
         key=lambda r: (
@@ -219,6 +248,14 @@ def subscriptions(purchase_rows, as_of, renewals=None):
         out[-1]["renewal_signed_date"] = n["signed_date"] if n else None
         for c in RENEWAL_COLUMNS[1:]:
             out[-1][c] = n[c] if n else None
+        # The customer: of the latest period that has one; several users when a period has several or two
+        # periods name different ones.
+        with_user = [p for p in ordered if p["user_id"] is not None]
+        with_token = [p for p in ordered if p["app_account_token"] is not None]
+        out[-1]["user_id"] = with_user[-1]["user_id"] if with_user else None
+        flags = [p["multiple_user_ids"] for p in periods if p["multiple_user_ids"] is not None]
+        out[-1]["multiple_user_ids"] = (any(flags) or len({p["user_id"] for p in with_user}) >= 2) if flags else None
+        out[-1]["app_account_token"] = with_token[-1]["app_account_token"] if with_token else None
     out.sort(key=lambda r: (r["environment"], r["bundle_id"], r["original_transaction_id"]))
     return out
 
@@ -264,11 +301,12 @@ def refined_state(receipts_state, ordered, as_of, n):
     return receipts_state
 
 
-def tables(directory, inputs, as_of=None):
-    """(purchases, subscriptions, as_of used) of an export directory written with `--format csv`."""
+def tables(directory, inputs, as_of=None, user_field=False):
+    """(purchases, subscriptions, as_of used) of an export directory written with `--format csv` (with
+    `--user-field` when `user_field`)."""
     if as_of is None:
         as_of = horizon_of(directory)
-    p = purchases(occurrences_from_export(directory, inputs))
+    p = purchases(occurrences_from_export(directory, inputs), user_field)
     renewals = renewals_from_export(directory, inputs)
     return p, subscriptions(p, as_of if as_of is not None else 0, renewals), as_of
 
@@ -312,12 +350,14 @@ def _max(a, b):
 
 def main(argv):
     as_of = None
+    user_field = "--user-field" in argv
+    argv = [a for a in argv if a != "--user-field"]
     if "--as-of" in argv:
         i = argv.index("--as-of")
         as_of = parse_time(argv[i + 1])
         argv = argv[:i] + argv[i + 2:]
     directory, inputs = argv[0], argv[1:]
-    p, s, _ = tables(directory, inputs, as_of)
+    p, s, _ = tables(directory, inputs, as_of, user_field)
     print("\n".join(render(p, PURCHASE_COLUMNS)))
     print()
     print("\n".join(render(s, SUBSCRIPTION_COLUMNS)))

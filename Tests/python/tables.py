@@ -16,7 +16,7 @@ RECEIPTS = [
     ("receipt_creation_date", "timestamp", True), ("original_purchase_date", "timestamp", True),
     ("expiration_date", "timestamp", True), ("in_app_count", "int32", True), ("digest_algorithm", "string", True),
     ("signer_sha256", "string", True), ("receipt_sha256", "string", True), ("device_hash_matches", "bool", True),
-    ("record_kind", "string", False), ("jws_index", "int32", True),
+    ("record_kind", "string", False), ("jws_index", "int32", True), ("user_id", "string", True),
 ]
 TRANSACTIONS = [
     ("source", "string", False), ("line", "int64", False), ("record_id", "string", True),
@@ -32,7 +32,7 @@ TRANSACTIONS = [
     ("offer_identifier", "string", True), ("storefront", "string", True), ("transaction_reason", "string", True),
     ("price", "int64", True), ("currency", "string", True), ("app_account_token", "string", True),
     ("subscription_group_identifier", "string", True), ("signed_date", "timestamp", True),
-    ("environment", "string", True), ("jws_index", "int32", True),
+    ("environment", "string", True), ("jws_index", "int32", True), ("offer_discount_type", "string", True),
 ]
 RECORD_KINDS = ["receipt", "jws_transaction", "jws_renewal", "jws_notification", "jws"]
 
@@ -104,6 +104,7 @@ def generate(n_receipts, n_transactions, seed):
             "device_hash_matches": _maybe(rnd, 0.5, lambda: rnd.random() < 0.8) if decoded else None,
             "record_kind": rnd.choice(RECORD_KINDS),
             "jws_index": _maybe(rnd, 0.6, lambda: rnd.choice([0, 1, 2, 2**31 - 1])),
+            "user_id": _maybe(rnd, 0.5, lambda: rnd.choice(TRICKY + ["48213", "true"])),
         }
         receipts.append(row)
     # One very long string: statistics must then be omitted or exact, never truncated.
@@ -147,6 +148,7 @@ def generate(n_receipts, n_transactions, seed):
             "signed_date": _maybe(rnd, 0.7, lambda: _ts(rnd)),
             "environment": _maybe(rnd, 0.7, lambda: rnd.choice(["Production", "Sandbox"])),
             "jws_index": _maybe(rnd, 0.7, lambda: rnd.choice([0, 1, 2])),
+            "offer_discount_type": _maybe(rnd, 0.8, lambda: rnd.choice(["FREE_TRIAL", "PAY_AS_YOU_GO", "PAY_UP_FRONT"])),
         })
     return receipts, transactions
 

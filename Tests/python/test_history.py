@@ -40,8 +40,9 @@ def _export(receiptflow, corpus, name, fmt, *extra, env=None):
     out = corpus["tmp"] / name
     if out.exists():
         shutil.rmtree(out)
+    # The generated lines of some shapes carry a `user_id` (a JSON number), the rest none.
     cmd = [receiptflow, "export", *corpus["inputs"], "--trust-anchor", corpus["anchor"], "--format", fmt,
-           "--quiet", "--out", str(out), *extra]
+           "--quiet", "--out", str(out), "--user-field", "user_id", *extra]
     res = subprocess.run(cmd, capture_output=True, env={**os.environ, **(env or {})}, check=False)
     assert res.returncode == 0, res.stderr.decode()
     return out
@@ -66,7 +67,7 @@ def _expected(out, inputs):
         WITH t AS (SELECT *, file_row_number AS k FROM read_parquet('{out}/transactions.parquet', file_row_number=true)),
         src(source, input) AS (VALUES {sources}),
         r AS (SELECT * FROM read_parquet('{out}/receipts.parquet'))
-        SELECT t.* EXCLUDE (environment), r.receipt_creation_date AS created, src.input,
+        SELECT t.* EXCLUDE (environment), r.receipt_creation_date AS created, r.user_id, src.input,
                row_number() OVER (PARTITION BY t.source, t.line ORDER BY t.k) - 1 AS entry,
                CASE WHEN t.receipt_type LIKE '%Sandbox' THEN 'Sandbox' ELSE 'Production' END AS environment
         FROM t JOIN r USING (source, line) JOIN src USING (source)
@@ -81,14 +82,23 @@ def _expected(out, inputs):
         cancel AS (SELECT environment, bundle_id, transaction_id, cancellation_date, cancellation_reason,
                           row_number() OVER (PARTITION BY environment, bundle_id, transaction_id ORDER BY {recency}) AS n
                    FROM occ WHERE cancellation_date IS NOT NULL),
+        users AS (SELECT environment, bundle_id, transaction_id, user_id,
+                         row_number() OVER (PARTITION BY environment, bundle_id, transaction_id ORDER BY {recency}) AS n
+                  FROM occ WHERE user_id IS NOT NULL),
+        tokens AS (SELECT environment, bundle_id, transaction_id, app_account_token,
+                          row_number() OVER (PARTITION BY environment, bundle_id, transaction_id ORDER BY {recency}) AS n
+                   FROM occ WHERE app_account_token IS NOT NULL),
         agg AS (SELECT environment, bundle_id, transaction_id, min(created) AS first_seen, max(created) AS last_seen,
-                       count(*) AS occurrences FROM occ GROUP BY ALL)
+                       count(*) AS occurrences, count(DISTINCT user_id) >= 2 AS multiple_user_ids FROM occ GROUP BY ALL)
         SELECT w.environment, w.bundle_id, w.transaction_id, w.original_transaction_id, w.product_id, w.quantity,
                w.purchase_date, w.original_purchase_date, w.expires_date, w.web_order_line_item_id,
                w.is_trial_period, w.is_in_intro_offer_period, w.promotional_offer_id, w.product_type,
-               c.cancellation_date, c.cancellation_reason, a.first_seen, a.last_seen, a.occurrences, w.source, w.line
+               c.cancellation_date, c.cancellation_reason, u.user_id, a.multiple_user_ids, k.app_account_token,
+               a.first_seen, a.last_seen, a.occurrences, w.source, w.line
         FROM newest w JOIN agg a USING (environment, bundle_id, transaction_id)
         LEFT JOIN (SELECT * FROM cancel WHERE n = 1) c USING (environment, bundle_id, transaction_id)
+        LEFT JOIN (SELECT * FROM users WHERE n = 1) u USING (environment, bundle_id, transaction_id)
+        LEFT JOIN (SELECT * FROM tokens WHERE n = 1) k USING (environment, bundle_id, transaction_id)
         WHERE w.n = 1
         ORDER BY w.environment, w.bundle_id, w.original_transaction_id NULLS FIRST, w.purchase_date NULLS FIRST,
                  w.transaction_id""")
@@ -104,7 +114,11 @@ def _expected(out, inputs):
                              row_number() OVER (PARTITION BY environment, bundle_id, sk
                                                 ORDER BY purchase_date DESC NULLS LAST, transaction_id DESC) AS down,
                              row_number() OVER (PARTITION BY environment, bundle_id, sk, counted
-                                                ORDER BY purchase_date DESC, transaction_id DESC) AS counted_down
+                                                ORDER BY purchase_date DESC, transaction_id DESC) AS counted_down,
+                             row_number() OVER (PARTITION BY environment, bundle_id, sk, user_id IS NULL
+                                                ORDER BY purchase_date DESC NULLS LAST, transaction_id DESC) AS user_down,
+                             row_number() OVER (PARTITION BY environment, bundle_id, sk, app_account_token IS NULL
+                                                ORDER BY purchase_date DESC NULLS LAST, transaction_id DESC) AS token_down
                    FROM p),
         agg AS (SELECT environment, bundle_id, sk,
                        max(product_id) FILTER (WHERE up = 1) AS first_product_id,
@@ -118,7 +132,11 @@ def _expected(out, inputs):
                        coalesce(bool_or(counted), false) AS any_counted,
                        coalesce(bool_or(counted AND NOT cancelled_at_a AND {a} < expires_date), false) AS active,
                        coalesce(bool_or(counted AND counted_down = 1 AND cancelled_at_a), false) AS revoked,
-                       max(expires_date) FILTER (WHERE counted AND NOT cancelled_at_a) AS counted_expires
+                       max(expires_date) FILTER (WHERE counted AND NOT cancelled_at_a) AS counted_expires,
+                       max(user_id) FILTER (WHERE user_id IS NOT NULL AND user_down = 1) AS user_id,
+                       bool_or(multiple_user_ids) OR count(DISTINCT user_id) >= 2 AS multiple_user_ids,
+                       max(app_account_token) FILTER (WHERE app_account_token IS NOT NULL AND token_down = 1)
+                           AS app_account_token
                 FROM ranked GROUP BY ALL)
         SELECT environment, bundle_id, sk AS original_transaction_id, first_product_id, latest_product_id,
                first_purchase_date, latest_purchase_date, latest_expires_date, periods, trial_periods, intro_periods,
@@ -127,7 +145,8 @@ def _expected(out, inputs):
                     WHEN observed_through >= counted_expires THEN 'expired' ELSE 'unknown' END AS state,
                -- Receipts carry no renewal info: its six columns are null.
                NULL AS renewal_signed_date, NULL AS auto_renew_status, NULL AS auto_renew_product_id,
-               NULL AS expiration_intent, NULL AS is_in_billing_retry_period, NULL AS grace_period_expires_date
+               NULL AS expiration_intent, NULL AS is_in_billing_retry_period, NULL AS grace_period_expires_date,
+               user_id, multiple_user_ids, app_account_token
         FROM agg ORDER BY environment, bundle_id, original_transaction_id""").fetchall()
     return con.sql("SELECT * FROM purchases").fetchall(), subscriptions
 
@@ -148,7 +167,10 @@ def test_tables_follow_the_rules(parquet_run, corpus):
     got_e = duckdb.sql(f"SELECT * FROM read_parquet('{parquet_run}/events.parquet')").fetchall()
     assert len(got_e) > 100
     # The copied input makes every receipt of a.ndjson count twice.
-    assert max(r[18] for r in got_p) >= 2
+    assert max(r[21] for r in got_p) >= 2
+    # Some purchases carry the records' user id (a JSON number, as its text), the others none.
+    assert {r[16] for r in got_p} >= {None, "48213"}
+    assert {r[17] for r in got_p} == {False}
     states = {r[13] for r in got_s}
     assert {"expired", "unknown"} <= states
 
@@ -215,7 +237,7 @@ def test_resume_after_kill_equals_a_clean_run(receiptflow, corpus):
     shutil.rmtree(out, ignore_errors=True)
     env = {**os.environ, "RECEIPTFLOW_HISTORY_MEMORY": "65536"}
     common = [*corpus["inputs"], "--trust-anchor", corpus["anchor"], "--format", "parquet", "--quiet",
-              "--out", str(out), "--threads", "2"]
+              "--out", str(out), "--threads", "2", "--user-field", "user_id"]
     kills = 0
     for attempt in range(30):
         resume = (out / "manifest.json").exists()

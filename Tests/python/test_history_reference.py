@@ -39,7 +39,7 @@ def corpus(receiptflow, tmp_path_factory):
     out, stem = generate(receiptflow, directory, CUSTOMERS, SEED)
     export = os.path.join(directory, "export")
     subprocess.run(
-        [receiptflow, "export", out, "--format", "csv", "--out", export, "--quiet",
+        [receiptflow, "export", out, "--format", "csv", "--out", export, "--quiet", "--user-field", "user_id",
          "--trust-anchor", os.path.join(directory, "ca", "root.pem")],
         check=True, stderr=subprocess.DEVNULL,
     )
@@ -49,7 +49,7 @@ def corpus(receiptflow, tmp_path_factory):
 
 
 def test_reference_equals_the_generators_expected_tables(corpus):
-    purchases, subscriptions, as_of = ref.tables(corpus["export"], [corpus["out"]])
+    purchases, subscriptions, as_of = ref.tables(corpus["export"], [corpus["out"]], user_field=True)
     assert ref.format_time(as_of) == corpus["summary"]["as_of"]
     want_p = lines(corpus["stem"] + ".purchases.csv")
     want_s = lines(corpus["stem"] + ".subscriptions.csv")
@@ -65,7 +65,7 @@ def test_reference_equals_the_generators_expected_tables(corpus):
 
 def test_the_corpus_holds_every_case_the_rules_name(corpus):
     receipts = list(ref.read_csv(os.path.join(corpus["export"], "receipts.csv")))
-    purchases, subscriptions, _ = ref.tables(corpus["export"], [corpus["out"]])
+    purchases, subscriptions, _ = ref.tables(corpus["export"], [corpus["out"]], user_field=True)
     states = Counter(s["state"] for s in subscriptions)
     assert all(states[s] > 0 for s in ("active", "revoked", "expired", "unknown")), states
     assert dict(states) == {k: v for k, v in corpus["summary"]["states"].items() if v}
@@ -91,6 +91,13 @@ def test_the_corpus_holds_every_case_the_rules_name(corpus):
     assert any(n > 1 for n in restored.values())
     # Renewals accumulate: purchases seen in many receipts.
     assert max(p["occurrences"] for p in purchases) > 5
+    # The company's user ids: strings and JSON numbers (as their text), records without one, and Apple accounts
+    # shared by two users, on purchases and on subscriptions.
+    user_ids = {r["user_id"] for r in receipts}
+    assert None in user_ids and any(u and u.isdigit() for u in user_ids) and any(u and u.startswith("u-") for u in user_ids)
+    assert any(p["multiple_user_ids"] for p in purchases) and not all(p["multiple_user_ids"] for p in purchases)
+    assert any(s["multiple_user_ids"] for s in subscriptions)
+    assert all(p["user_id"] is not None for p in purchases if p["multiple_user_ids"])
 
 
 def test_as_of_moves_only_the_state(receiptflow, corpus, tmp_path):
@@ -100,7 +107,7 @@ def test_as_of_moves_only_the_state(receiptflow, corpus, tmp_path):
     with open(out, "rb") as a, open(corpus["out"], "rb") as b:
         assert a.read() == b.read()
     assert lines(stem + ".purchases.csv") == lines(corpus["stem"] + ".purchases.csv")
-    purchases, subscriptions, used = ref.tables(corpus["export"], [corpus["out"]], ref.parse_time(as_of))
+    purchases, subscriptions, used = ref.tables(corpus["export"], [corpus["out"]], ref.parse_time(as_of), user_field=True)
     got = ref.render(subscriptions, ref.SUBSCRIPTION_COLUMNS)
     assert got == lines(stem + ".subscriptions.csv")
     states = Counter(s["state"] for s in subscriptions)
@@ -146,7 +153,7 @@ def test_the_exports_events_and_daily_at_a_planted_as_of_equal_the_expected_ones
     export = str(tmp_path / "export")
     subprocess.run(
         [receiptflow, "export", corpus["out"], "--format", "csv", "--out", export, "--quiet", "--as-of", as_of,
-         "--trust-anchor", os.path.join(corpus["dir"], "ca", "root.pem")],
+         "--user-field", "user_id", "--trust-anchor", os.path.join(corpus["dir"], "ca", "root.pem")],
         check=True, stderr=subprocess.DEVNULL,
     )
     for table in ("subscriptions", "events", "daily"):

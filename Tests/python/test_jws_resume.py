@@ -37,7 +37,7 @@ def inputs(receiptflow, tmp_path_factory):
     subprocess.run([receiptflow, "generate", "--customers", "25", "--seed", "5", "--ca-dir", str(tmp / "ca"),
                     "--out", str(receipts), "--quiet"], check=True)
     common = [str(jws), str(receipts), "--trust-anchor", str(jws_root), "--trust-anchor", str(tmp / "ca" / "root.pem"),
-              "--format", "parquet", "--as-of", AS_OF, "--threads", "2", "--quiet"]
+              "--format", "parquet", "--as-of", AS_OF, "--threads", "2", "--quiet", "--user-field", "user_id"]
     return {"tmp": tmp, "common": common}
 
 

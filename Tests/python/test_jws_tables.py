@@ -81,10 +81,12 @@ def test_transactions_hold_the_signed_fields(exported):
     samples, outs = exported
     want = sorted(_transactions_expected(samples), key=lambda p: (p["transactionId"], p["signedDate"]))
     got = duckdb.sql(
-        f"SELECT transaction_id, product_id, price, currency, storefront, epoch_ms(signed_date), environment "
+        f"SELECT transaction_id, product_id, price, currency, storefront, epoch_ms(signed_date), environment, "
+        f"offer_type, offer_discount_type, app_account_token "
         f"FROM read_parquet('{outs['parquet']}/transactions.parquet') ORDER BY 1, 6").fetchall()
     assert got == [(p["transactionId"], p["productId"], p.get("price"), p.get("currency"), p.get("storefront"),
-                    p["signedDate"], p["environment"]) for p in want]
+                    p["signedDate"], p["environment"], p.get("offerType"), p.get("offerDiscountType"),
+                    p.get("appAccountToken")) for p in want]
     # The CSV file holds the same rows.
     csv_rows = duckdb.sql(f"SELECT transaction_id, price FROM read_csv('{outs['csv']}/transactions.csv', "
                           "header=true, all_varchar=true) ORDER BY 1, price").fetchall()

@@ -85,6 +85,10 @@ def assert_history_tables_equal(out, single):
         assert rows == reference.to_pylist(), f"the single-machine export's {table} differ from Spark's"
 
 
+# The generated records carry their customer's user id; the expected tables are those of an export naming it.
+USER_FIELD = ("--user-field", "user_id")
+
+
 def expected_history(binary, tmp_path, inputs, anchor):
     """The history tables of `inputs` at AS_OF as CSV lines, from history_reference.py over a single-machine CSV
     export of them. First the reference is held to the generator's expected tables for the whole corpus (one
@@ -101,13 +105,13 @@ def expected_history(binary, tmp_path, inputs, anchor):
     want_s = (generated / "corpus.subscriptions.csv").read_text().splitlines()
     as_of = ref.parse_time(AS_OF)
 
-    whole = reference_tables(binary, [corpus], anchor, str(tmp_path / "whole"), fmt="csv")
-    p, s, _ = ref.tables(whole, [corpus], as_of)
+    whole = reference_tables(binary, [corpus], anchor, str(tmp_path / "whole"), fmt="csv", extra=USER_FIELD)
+    p, s, _ = ref.tables(whole, [corpus], as_of, user_field=True)
     assert ref.render(p, ref.PURCHASE_COLUMNS) == want_p
     assert ref.render(s, ref.SUBSCRIPTION_COLUMNS) == want_s
 
-    split = reference_tables(binary, inputs, anchor, str(tmp_path / "split"), fmt="csv")
-    p, s, _ = ref.tables(split, inputs, as_of)
+    split = reference_tables(binary, inputs, anchor, str(tmp_path / "split"), fmt="csv", extra=USER_FIELD)
+    p, s, _ = ref.tables(split, inputs, as_of, user_field=True)
     purchases = ref.render(p, ref.PURCHASE_COLUMNS)
     subscriptions = ref.render(s, ref.SUBSCRIPTION_COLUMNS)
     assert subscriptions == want_s
@@ -127,7 +131,7 @@ def test_killed_task_is_retried_and_rows_equal_a_single_machine_run(tmp_path):
     inputs, anchor = generate_split_corpus(binary, str(tmp_path), 0, FILES, compress=(1, 4), customers=CUSTOMERS)
     # The single-machine export at the same as-of time as the Spark job, so its history tables compare row for row.
     ref_receipts, ref_transactions = reference_tables(binary, inputs, anchor, str(tmp_path / "reference"),
-                                                      extra=("--as-of", AS_OF))
+                                                      extra=("--as-of", AS_OF, *USER_FIELD))
     expected_purchases, expected_subscriptions = expected_history(binary, tmp_path, inputs, anchor)
     with open(tmp_path / "corpus.ndjson", "rb") as fh:
         records = fh.read().count(b"\n")
@@ -167,6 +171,7 @@ def test_killed_task_is_retried_and_rows_equal_a_single_machine_run(tmp_path):
         # A bare name: the driver finds it among the files shipped with --files.
         "--trust-anchor", "root.pem",
         "--as-of", AS_OF,
+        *USER_FIELD,
     ]
     run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     log = run.stdout + run.stderr

@@ -97,6 +97,7 @@ RECEIPTS_COLUMNS = [
     ("device_hash_matches", "bool", True),
     ("record_kind", "string", False),
     ("jws_index", "int32", True),
+    ("user_id", "string", True),
 ]
 
 TRANSACTIONS_COLUMNS = [
@@ -135,6 +136,7 @@ TRANSACTIONS_COLUMNS = [
     ("signed_date", "timestamp", True),
     ("environment", "string", True),
     ("jws_index", "int32", True),
+    ("offer_discount_type", "string", True),
 ]
 
 RENEWALS_COLUMNS = [
