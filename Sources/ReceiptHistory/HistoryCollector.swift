@@ -10,6 +10,10 @@ public struct HistoryResult: Sendable {
     public var subscriptions: Int64 = 0
     /// Bytes written to spill files over the run (0 when everything fit in memory).
     public var spilledBytes: Int64 = 0
+    /// Of those, the purchases' bytes, and how many purchase records they hold (a record counts each time it is
+    /// written: to a segment, a re-partition, a sorted run).
+    public var spilledPurchaseBytes: Int64 = 0
+    public var spilledPurchaseRecords: Int64 = 0
     /// Rows of `subscriptions` by their `state`.
     public var subscriptionsByState: [String: Int64] = [:]
 }
@@ -111,6 +115,7 @@ public final class HistoryCollector {
         try makeDirectory(spillRoot)
         try purchases.spill(table.drain())
         try writeHorizon(into: purchasesSegmentPath)
+        try writeFormat(into: purchasesSegmentPath)
         try purchases.seal(as: final, next: purchasesSegmentPath)
         try renewals.seal(as: Self.join(final, Self.renewalsFolder), next: renewalsSegmentPath)
         return relative
@@ -130,9 +135,28 @@ public final class HistoryCollector {
         }
     }
 
-    /// Takes in the spill of a part committed by an earlier attempt (`relative` as `sealPart` returned it).
+    private func writeFormat(into folder: String) throws(HistoryError) {
+        let path = Self.join(folder, SpillFormat.versionFile)
+        guard FileManager.default.createFile(atPath: path, contents: Data(SpillFormat.version.utf8)) else {
+            throw HistoryError.system("cannot write", path)
+        }
+    }
+
+    /// Takes in the spill of a part committed by an earlier attempt (`relative` as `sealPart` returned it). A
+    /// spill in another layout than this build's (written by another build of receiptflow) is refused.
     public func adoptPart(_ relative: String) throws(HistoryError) {
         let folder = Self.join(directory, relative)
+        if FileManager.default.fileExists(atPath: Self.join(folder, "horizon")) {
+            let format = FileManager.default.contents(atPath: Self.join(folder, SpillFormat.versionFile))
+                .flatMap { String(data: $0, encoding: .utf8) }
+            guard format == SpillFormat.version else {
+                throw HistoryError(
+                    "\(folder) holds a history spill written by another build of receiptflow ("
+                        + (format.map { "'\($0)'" } ?? "no format named") + ", this build reads '"
+                        + SpillFormat.version + "'); resume with the receiptflow that began the run, or remove "
+                        + "the output directory and export again")
+            }
+        }
         guard let data = FileManager.default.contents(atPath: Self.join(folder, "horizon")),
             let text = String(data: data, encoding: .utf8)
         else {
@@ -211,6 +235,8 @@ public final class HistoryCollector {
             result.purchases = purchaseRows.rows
             result.subscriptions = subscriptionRows.rows
             result.spilledBytes = purchases.spilledBytes + subscriptions.spilledBytes + renewals.spilledBytes
+            result.spilledPurchaseBytes = purchases.spilledBytes
+            result.spilledPurchaseRecords = purchases.spilledRecords
             do throws(SinkError) {
                 try subscriptionRows.writer.finish()
             } catch {
