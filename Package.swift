@@ -33,12 +33,7 @@ let package = Package(
         .target(name: "ReceiptIO", dependencies: ["ReceiptModel", "CZstd", "CZlib", "CSIMD"]),
         .target(name: "ReceiptSink", dependencies: ["ReceiptModel", "ReceiptDER", "CZstd"], swiftSettings: hotPath),
         .target(name: "ReceiptHistory", dependencies: ["ReceiptModel", "ReceiptSink", "CZstd"]),
-        .target(
-            name: "ReceiptPipeline",
-            dependencies: [
-                "ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptHistory",
-                "ReceiptJWS",
-            ]),
+        .target(name: "ReceiptPipeline", dependencies: ["ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptHistory", "ReceiptJWS"]),
         .target(name: "ReceiptJWS", dependencies: ["ReceiptModel", "ReceiptVerify"]),
         // The one-page HTML report of a run (`receiptflow report`): aggregates made while exporting, the page.
         .target(name: "ReceiptReport", dependencies: ["ReceiptModel", "ReceiptSink"]),
@@ -48,8 +43,7 @@ let package = Package(
         .executableTarget(
             name: "receiptflow",
             dependencies: [
-                "ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline",
-                "ReceiptSynth",
+                "ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline", "ReceiptSynth",
                 "ReceiptJWS", "ReceiptReport",
                 "COpenSSL",  // `receiptflow bench` measures the RSA ceiling through OpenSSL
                 "CommandArguments",
@@ -58,8 +52,7 @@ let package = Package(
         .executableTarget(
             name: "ReceiptflowBench",
             dependencies: [
-                "ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline",
-                "ReceiptSynth",
+                "ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptPipeline", "ReceiptSynth",
                 "ReceiptHistory", "ReceiptJWS", "CMallocCount", "COpenSSL", "CZstd", "CReceiptLoop",
             ],
             path: "Benchmarks/ReceiptflowBench"
@@ -70,37 +63,19 @@ let package = Package(
             path: "Tests/SinkHarness"),
         // Shared by the test targets: where ../shared/fixtures and the committed sample data are.
         .target(name: "ReceiptTestSupport", dependencies: ["ReceiptModel"], path: "Tests/ReceiptTestSupport"),
-        .testTarget(
-            name: "ReceiptDERTests", dependencies: ["ReceiptTestSupport", "ReceiptDER", "ReceiptModel", "ReceiptSynth"]),
-        .testTarget(
-            name: "ReceiptVerifyTests",
-            dependencies: ["ReceiptTestSupport", "ReceiptVerify", "ReceiptDER", "ReceiptModel", "ReceiptSynth"]),
-        .testTarget(
-            name: "ReceiptIOTests", dependencies: ["ReceiptTestSupport", "ReceiptIO", "ReceiptModel", "ReceiptSynth"]),
-        .testTarget(
-            name: "ReceiptSinkTests",
-            dependencies: ["ReceiptTestSupport", "ReceiptSink", "ReceiptModel", "ReceiptDER", "CZstd"]),
-        .testTarget(
-            name: "ReceiptPipelineTests",
-            dependencies: [
-                "ReceiptTestSupport", "ReceiptPipeline", "ReceiptSynth", "ReceiptModel", "ReceiptIO", "ReceiptSink",
-            ]),
+        .testTarget(name: "ReceiptDERTests", dependencies: ["ReceiptTestSupport", "ReceiptDER", "ReceiptModel", "ReceiptSynth"]),
+        .testTarget(name: "ReceiptVerifyTests", dependencies: ["ReceiptTestSupport", "ReceiptVerify", "ReceiptDER", "ReceiptModel", "ReceiptSynth"]),
+        .testTarget(name: "ReceiptIOTests", dependencies: ["ReceiptTestSupport", "ReceiptIO", "ReceiptModel", "ReceiptSynth"]),
+        .testTarget(name: "ReceiptSinkTests", dependencies: ["ReceiptTestSupport", "ReceiptSink", "ReceiptModel", "ReceiptDER", "CZstd"]),
+        .testTarget(name: "ReceiptPipelineTests", dependencies: ["ReceiptTestSupport", "ReceiptPipeline", "ReceiptSynth", "ReceiptModel", "ReceiptIO", "ReceiptSink"]),
         .testTarget(
             name: "ReceiptflowCLITests",
             // The hardening tests also build hostile receipts (ReceiptSynth) and drive the parsers directly.
-            dependencies: [
-                "ReceiptTestSupport", "receiptflow", "ReceiptSynth", "ReceiptDER", "ReceiptIO", "ReceiptModel",
-            ]
+            dependencies: ["ReceiptTestSupport", "receiptflow", "ReceiptSynth", "ReceiptDER", "ReceiptIO", "ReceiptModel"]
         ),
         .testTarget(name: "ReceiptHistoryTests", dependencies: ["ReceiptHistory", "ReceiptModel", "ReceiptSink"]),
-        .testTarget(
-            name: "ReceiptJWSTests",
-            dependencies: ["ReceiptTestSupport", "ReceiptJWS", "ReceiptVerify", "ReceiptModel", "ReceiptSynth"]),
-        .testTarget(
-            name: "ReceiptReportTests",
-            dependencies: ["ReceiptReport", "ReceiptModel", "ReceiptSink", "ReceiptHistory"]),
-        .testTarget(
-            name: "ReceiptSynthTests",
-            dependencies: ["ReceiptTestSupport", "ReceiptSynth", "ReceiptDER", "ReceiptModel"]),
+        .testTarget(name: "ReceiptJWSTests", dependencies: ["ReceiptTestSupport", "ReceiptJWS", "ReceiptVerify", "ReceiptModel", "ReceiptSynth"]),
+        .testTarget(name: "ReceiptReportTests", dependencies: ["ReceiptReport", "ReceiptModel", "ReceiptSink", "ReceiptHistory"]),
+        .testTarget(name: "ReceiptSynthTests", dependencies: ["ReceiptTestSupport", "ReceiptSynth", "ReceiptDER", "ReceiptModel"]),
     ]
 )
