@@ -134,7 +134,7 @@ final class SpillStore<R: SpillRecord> {
             let held = memory.isEmpty ? pending : Array(memory.values) + pending
             memory = [:]
             memoryBytes = 0
-            for i in rowOrder(held) { try emit(held[Int(i)]) }
+            for i in R.rowOrder(held) { try emit(held[Int(i)]) }
             return
         }
         try spill()
@@ -217,7 +217,7 @@ final class SpillStore<R: SpillRecord> {
         table = [:]
         let run = try SpillAppender(path: nextWorkName(), codec: try codec(), bufferBytes: 256 << 10)
         var w = SpillWriter()
-        for i in rowOrder(held) {
+        for i in R.rowOrder(held) {
             frame(held[Int(i)], into: &w)
             if w.bytes.count >= SpillFormat.blockBytes { try write(&w, to: run) }
         }
