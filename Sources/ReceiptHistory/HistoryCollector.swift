@@ -92,7 +92,10 @@ public final class HistoryCollector {
                     }
                 }
             }
-            if table.bytes > purchases.budget { try purchases.spill(table.drain()) }
+            if table.bytes > purchases.budget {
+                try purchases.spill(table.records)
+                table.removeAll()
+            }
         }
         for n in feed.renewals {
             try renewals.add(feed.text.withUnsafeBytes { RenewalRecord(n, input: input, text: $0) })
