@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "ReceiptVerify", dependencies: ["ReceiptModel", "ReceiptDER", "COpenSSL"]),
         .target(name: "ReceiptIO", dependencies: ["ReceiptModel", "CZstd", "CZlib", "CSIMD"]),
         .target(name: "ReceiptSink", dependencies: ["ReceiptModel", "ReceiptDER", "CZstd"], swiftSettings: hotPath),
-        .target(name: "ReceiptHistory", dependencies: ["ReceiptModel", "ReceiptSink", "CZstd"]),
+        .target(name: "ReceiptHistory", dependencies: ["ReceiptModel", "ReceiptSink", "COpenSSL", "CZstd"]),
         .target(name: "ReceiptPipeline", dependencies: ["ReceiptModel", "ReceiptDER", "ReceiptVerify", "ReceiptIO", "ReceiptSink", "ReceiptHistory", "ReceiptJWS"]),
         .target(name: "ReceiptJWS", dependencies: ["ReceiptModel", "ReceiptVerify"]),
         // The one-page HTML report of a run (`receiptflow report`): aggregates made while exporting, the page.

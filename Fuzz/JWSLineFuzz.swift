@@ -25,6 +25,8 @@ let decoder = LineDecoder(field: nil, idField: "id", deviceIDField: "device_id",
 let decoded = UnsafeMutableRawBufferPointer.allocate(byteCount: Base64.maxDecodedCount(maxRecord), alignment: 16)
 let idScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: maxRecord, alignment: 16)
 let source: [UInt8] = Array("fuzz".utf8)
+/// The same line read as a row of a CSV input with this header (`LineDecoder`'s CSV step).
+let csvHeader = CSVHeader(columns: ["id", "receipt-data", "device_id"], receiptFields: CSVHeader.defaultReceiptFields)!
 
 func check(_ v: JWSVerdict, nested: Bool, verifying: Bool) {
     precondition((v.code == nil) == (v.status == .valid), "a verdict's status and code disagree")
@@ -58,6 +60,18 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 }
             }
         }
+        // As a CSV row: the record id lies in the row or its scratch, a receipt fits its buffer, and a JWS path
+        // holds no more JWS than the row has bytes.
+        var row = RowContext(source: src, line: 2)
+        switch decoder.decode(line, .csv(csvHeader), into: decoded, idScratch: idScratch, &row) {
+        case .receipt(let bytes):
+            precondition(bytes.count <= Base64.maxDecodedCount(size), "a CSV receipt longer than its base64")
+        case .failed:
+            break
+        case .jws(let items):
+            precondition(items.count <= size, "more JWS than bytes in a CSV row")
+        }
+        precondition((row.recordID?.count ?? 0) <= size, "a CSV record id longer than its row")
     }
     return 0
 }

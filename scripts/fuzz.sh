@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets with AddressSanitizer and runs each for a bounded time or number of runs.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]      (default 60)
 #   FUZZ_RUNS=N scripts/fuzz.sh               (stop each target after N executions instead)
-#   FUZZ_TARGETS="der" scripts/fuzz.sh        (only some targets; default "der ndjson zstd jws jwsline")
+#   FUZZ_TARGETS="der" scripts/fuzz.sh        (only some targets; default "der ndjson zstd csv jws jwsline")
 #   FUZZ_FIXTURES=0 scripts/fuzz.sh           (do not seed the DER and JWS targets with Tests/Fixtures)
 #   scripts/fuzz.sh merge WORK_DIR TARGET     (add WORK_DIR's inputs that reach new coverage to Fuzz/corpus/TARGET)
 # Corpora live in Fuzz/corpus/<target>/ (generated receipts and fuzzer finds; never fixture files).
@@ -59,16 +59,25 @@ build() {  # name
     zstd) build_target zstd Sources/CZstd Sources/CZlib Sources/ReceiptModel/RawPath.swift Sources/ReceiptModel/Lock.swift Sources/ReceiptIO/ByteSource.swift Sources/ReceiptIO/InputError.swift \
         Sources/ReceiptIO/ZstdByteSource.swift Sources/ReceiptIO/GzipByteSource.swift Sources/ReceiptIO/InputSniffer.swift \
         Sources/ReceiptIO/InputOpener.swift Sources/ReceiptIO/RecordBatch.swift Sources/ReceiptIO/RecordReader.swift \
-        Fuzz/ZstdFuzz.swift ;;
+        Sources/ReceiptIO/RecordReader+CSV.swift Sources/ReceiptIO/CSVFramer.swift Sources/ReceiptIO/CSVFields.swift \
+        Sources/ReceiptIO/CSVHeader.swift Fuzz/ZstdFuzz.swift ;;
+    csv) build_target csv Sources/CZstd Sources/CZlib Sources/ReceiptModel/*.swift Sources/ReceiptIO/ByteSource.swift \
+        Sources/ReceiptIO/InputError.swift Sources/ReceiptIO/ZstdByteSource.swift Sources/ReceiptIO/GzipByteSource.swift \
+        Sources/ReceiptIO/InputSniffer.swift Sources/ReceiptIO/InputOpener.swift Sources/ReceiptIO/RecordBatch.swift \
+        Sources/ReceiptIO/RecordReader.swift Sources/ReceiptIO/RecordReader+CSV.swift Sources/ReceiptIO/CSVFramer.swift \
+        Sources/ReceiptIO/CSVFields.swift Sources/ReceiptIO/CSVHeader.swift Sources/ReceiptIO/CSVRowScanner.swift \
+        Fuzz/CSVFuzz.swift ;;
     jws) build_target jws Sources/COpenSSL Sources/CSIMD/*.c Sources/ReceiptModel/*.swift Sources/ReceiptDER/*.swift \
         Sources/ReceiptVerify/*.swift Sources/ReceiptVerify/TrustPolicies/*.swift Sources/ReceiptJWS/*.swift Fuzz/JWSFuzz.swift ;;
     jwsline) build_target jwsline Sources/COpenSSL Sources/CSIMD/*.c Sources/ReceiptModel/*.swift \
         Sources/ReceiptDER/*.swift Sources/ReceiptVerify/*.swift Sources/ReceiptVerify/TrustPolicies/*.swift Sources/ReceiptJWS/*.swift \
         Sources/ReceiptIO/NDJSONScanner.swift Sources/ReceiptIO/JSONString.swift Sources/ReceiptIO/Base64.swift \
         Sources/ReceiptIO/JWSDetector.swift Sources/ReceiptIO/RecordBatch.swift Sources/ReceiptPipeline/LineDecoder.swift \
+        Sources/ReceiptIO/CSVFields.swift Sources/ReceiptIO/CSVHeader.swift Sources/ReceiptIO/CSVRowScanner.swift \
+        Sources/ReceiptPipeline/LineDecoder+CSV.swift \
         Sources/ReceiptPipeline/JWSLine.swift Sources/ReceiptPipeline/DeviceIdentifier.swift \
         Sources/ReceiptPipeline/ColumnAppend.swift Fuzz/JWSLineFuzz.swift ;;
-    *) echo "fuzz: unknown target '$1' (der, ndjson, zstd, jws or jwsline)" >&2; exit 2 ;;
+    *) echo "fuzz: unknown target '$1' (der, ndjson, zstd, csv, jws or jwsline)" >&2; exit 2 ;;
     esac
 }
 
@@ -132,7 +141,7 @@ if [ "${1:-}" = merge ]; then
 fi
 
 seconds="${1:-60}"
-for t in ${FUZZ_TARGETS:-der ndjson zstd jws jwsline}; do
+for t in ${FUZZ_TARGETS:-der ndjson zstd csv jws jwsline}; do
     build "$t"
     run_target "$t" "$seconds"
 done

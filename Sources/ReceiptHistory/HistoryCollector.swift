@@ -8,6 +8,8 @@ public struct HistoryResult: Sendable {
     public var asOf: Int64?
     public var purchases: Int64 = 0
     public var subscriptions: Int64 = 0
+    public var events: Int64 = 0
+    public var daily: Int64 = 0
     /// Bytes written to spill files over the run (0 when everything fit in memory).
     public var spilledBytes: Int64 = 0
     /// Of those, the purchases' bytes, and how many purchase records they hold (a record counts each time it is
@@ -16,12 +18,14 @@ public struct HistoryResult: Sendable {
     public var spilledPurchaseRecords: Int64 = 0
     /// Rows of `subscriptions` by their `state`.
     public var subscriptionsByState: [String: Int64] = [:]
+    /// Bytes of the history state written for a later run (`HistoryStateFormat`).
+    public var stateBytes: Int64 = 0
 }
 
 /// The history stage: collects one occurrence per in-app entry of every contributing receipt of the written
 /// batches, and the newest counting renewal info per key, in bounded memory (spilling to a hidden folder inside the
-/// output directory), and at the end writes `purchases.<ext>` and `subscriptions.<ext>` as docs/history.md defines
-/// them.
+/// output directory), and at the end writes `purchases.<ext>`, `subscriptions.<ext>`, `events.<ext>` and
+/// `daily.<ext>` as docs/history.md defines them.
 ///
 /// Used from one thread (the writer stage). The rows depend only on the inputs and their positions: merges are
 /// order-independent and the tables are written in a fixed row order and fixed chunks.
@@ -35,22 +39,32 @@ public final class HistoryCollector {
     public static let memoryVariable = "RECEIPTFLOW_HISTORY_MEMORY"
 
     public let directory: String
+    /// The names of the chain's inputs (the `source` column): a base's, then this run's.
     public let inputs: [String]
     /// The spill root (removed by `removeSpill`).
     public let spillRoot: String
     private let budget: Int
     private let resumable: Bool
     /// Greatest creation date of the contributing records seen (the data horizon).
-    private var horizon: Int64? = nil
+    var horizon: Int64? = nil
     /// Purchases merged in memory, spilled to `purchases` when they exceed the budget.
     private var table = PurchaseTable()
-    private let purchases: SpillStore<PurchaseRecord>
+    let purchases: SpillStore<PurchaseRecord>
     /// The newest counting renewal info per (environment, original_transaction_id).
-    private let renewals: SpillStore<RenewalRecord>
+    let renewals: SpillStore<RenewalRecord>
+    /// The history states this run continues (`continueChain`, `mergeChains`), each with the index in `inputs`
+    /// of its first input, merged in by `finish`.
+    var bases: [(state: HistoryStateFile, offset: Int)] = []
+    /// Index in `inputs` of this run's first input: the bases' input count.
+    var inputOffset = 0
+    /// The number of runs the bases stand for, and whether this run reads inputs of its own (a merge does not).
+    var runsBefore: Int64 = 0
+    var ownRun = true
 
     /// - Parameters:
     ///   - directory: the output directory (the spill goes inside it).
-    ///   - inputs: the inputs as named on the command line (the `source` column).
+    ///   - inputs: the inputs as named on the command line (the `source` column); on a base, the base's inputs
+    ///     (`HistoryStateHeader.inputs`) first.
     ///   - resumable: a parts run: the spill lives in `resumableFolder` and is sealed per part.
     public init(directory: String, inputs: [String], resumable: Bool, memoryBudget: Int? = nil) {
         self.directory = directory
@@ -76,7 +90,8 @@ public final class HistoryCollector {
 
     /// Adds the occurrences of one written batch (its `history` feed); `input` is the command-line index of the
     /// batch's input.
-    public func add(_ batch: ColumnBatch, input: Int) throws(HistoryError) {
+    public func add(_ batch: ColumnBatch, input local: Int) throws(HistoryError) {
+        let input = local + inputOffset
         let feed = batch.history
         if let h = feed.horizon { horizon = max(horizon ?? h, h) }
         // Whole runs of occurrences between spills, each read in place.
@@ -183,83 +198,143 @@ public final class HistoryCollector {
 
     // MARK: - The end
 
-    /// Merges everything and writes both tables (temporary names, renamed at the end, or staged in `unit` to
-    /// become visible with the rest of the run; on failure neither is left). `asOf` defaults to the data horizon.
+    /// Merges everything and writes the four tables (temporary names, renamed at the end, or staged in `unit` to
+    /// become visible with the rest of the run; on failure none is left). `asOf` defaults to the data horizon.
+    ///
+    /// The purchases come out of their merge in row order; their periods go to a second store keyed by
+    /// subscription and rank, out of which each subscription's periods come together in rank order, to give its
+    /// `subscriptions` row, its `events` rows and its changes to the `daily` counts.
     public func finish(
         asOf: Int64?, format: OutputFormat, metadata: RunMetadata, options: SinkOptions = SinkOptions(),
         unit: CommitUnit? = nil
     ) throws(HistoryError) -> HistoryResult {
         var result = HistoryResult()
+        var stateWriter: HistoryStateWriter? = nil
         let a = asOf ?? horizon
         result.asOf = a
         let pid = getpid()
-        let subscriptions = SpillStore<SubscriptionRecord>(
+        let periods = SpillStore<PeriodRecord>(
             segment: Self.join(spillRoot, ".subscriptions-\(pid)"),
             workDirectory: Self.join(spillRoot, ".subscriptions-work-\(pid)"), budget: max(budget / 4, 1 << 20))
-        var purchaseRows: HistoryTableBuffer
-        var subscriptionRows: HistoryTableBuffer
+        var buffers: [HistoryTableBuffer] = []
         do throws(SinkError) {
-            purchaseRows = HistoryTableBuffer(
-                schema: .purchases,
-                writer: try makeTableFileWriter(
-                    format: format, schema: .purchases, directory: directory, metadata: metadata, options: options,
-                    unit: unit))
-            do throws(SinkError) {
-                subscriptionRows = HistoryTableBuffer(
-                    schema: .subscriptions,
-                    writer: try makeTableFileWriter(
-                        format: format, schema: .subscriptions, directory: directory, metadata: metadata,
-                        options: options, unit: unit))
-            } catch {
-                purchaseRows.writer.abort()
-                throw error
+            for schema in Self.tables {
+                buffers.append(
+                    HistoryTableBuffer(
+                        schema: schema,
+                        writer: try makeTableFileWriter(
+                            format: format, schema: schema, directory: directory, metadata: metadata,
+                            options: options, unit: unit)))
             }
         } catch {
+            for b in buffers { b.writer.abort() }
             throw HistoryError(error)
         }
+        var purchaseRows = buffers[0]
+        var subscriptionRows = buffers[1]
+        var eventRows = buffers[2]
+        var dailyRows = buffers[3]
+        buffers = []
         do throws(HistoryError) {
             let inputs = self.inputs
             let stateTime = a ?? Int64.min
             // The newest renewal info per key, held while the subscriptions are written (one per subscription at
             // most that matches, far fewer than purchases).
             var newestRenewal: [RenewalKey: RenewalRecord] = [:]
-            try renewals.reduce { r throws(HistoryError) in newestRenewal[r.key] = r }
+            try absorbBase()
+            let state = try HistoryStateWriter(directory: directory, unit: unit, header: stateHeader)
+            stateWriter = state
+            try renewals.reduce { r throws(HistoryError) in
+                try state.add(r)
+                newestRenewal[r.key] = r
+            }
+            var daily = DailyActivity()
             try purchases.reduce(pending: table.drain()) { p throws(HistoryError) in
+                try state.add(p)
                 try purchaseRows.append(p, inputs: inputs)
-                if p.facts.expiresDate != nil { try subscriptions.add(SubscriptionRecord(period: p, asOf: stateTime)) }
+                if p.facts.expiresDate != nil {
+                    if let d = p.facts.purchaseDate { daily.sawPurchase(d) }
+                    try periods.add(PeriodRecord(p))
+                }
             }
             try purchaseRows.flush()
-            try subscriptions.reduce { s throws(HistoryError) in
-                let key = RenewalKey(environment: s.key.environment, originalTransactionID: s.key.originalTransactionID)
-                try subscriptionRows.append(s, renewal: newestRenewal[key], asOf: stateTime)
-                result.subscriptionsByState[s.state(asOf: stateTime, renewal: newestRenewal[key]), default: 0] += 1
+            var group: [PeriodRecord] = []
+            func subscription() throws(HistoryError) {
+                guard let first = group.first else { return }
+                var s = SubscriptionRecord(period: first, asOf: stateTime)
+                for p in group.dropFirst() { s.merge(SubscriptionRecord(period: p, asOf: stateTime)) }
+                let renewal = newestRenewal[
+                    RenewalKey(environment: s.key.environment, originalTransactionID: s.key.originalTransactionID)]
+                try subscriptionRows.append(s, renewal: renewal, asOf: stateTime)
+                result.subscriptionsByState[s.state(asOf: stateTime, renewal: renewal), default: 0] += 1
+                for e in subscriptionEvents(group, observedThrough: s.observedThrough, renewal: renewal) {
+                    try eventRows.append(event: e, of: group)
+                    if let a, e.date <= a {
+                        daily.add(e.kind.flow, day: DayRange.day(e.date), product: product(group[e.period]), 1)
+                    }
+                }
+                if let a {
+                    sweepSubscriptionStates(
+                        group, key: s.key, observedThrough: s.observedThrough, renewal: renewal,
+                        days: DayRange(asOf: a)
+                    ) { day, old, new in
+                        daily.move(day: day, from: old, to: new) { product(group[$0]) }
+                    }
+                }
+                group.removeAll(keepingCapacity: true)
             }
+            try periods.reduce { p throws(HistoryError) in
+                if let first = group.first, first.key.subscription != p.key.subscription { try subscription() }
+                group.append(p)
+            }
+            try subscription()
             try subscriptionRows.flush()
+            try eventRows.flush()
+            try daily.rows(asOf: a) { day, product, counts throws(HistoryError) in
+                try dailyRows.append(day: day, product: product, counts: counts)
+            }
+            try dailyRows.flush()
             result.purchases = purchaseRows.rows
             result.subscriptions = subscriptionRows.rows
-            result.spilledBytes = purchases.spilledBytes + subscriptions.spilledBytes + renewals.spilledBytes
+            result.events = eventRows.rows
+            result.daily = dailyRows.rows
+            result.spilledBytes = purchases.spilledBytes + periods.spilledBytes + renewals.spilledBytes
             result.spilledPurchaseBytes = purchases.spilledBytes
             result.spilledPurchaseRecords = purchases.spilledRecords
-            do throws(SinkError) {
-                try subscriptionRows.writer.finish()
-            } catch {
-                throw HistoryError(error)
+            // The first table's name is the last to appear, so that a table under its final name means the others
+            // are there too.
+            var finished: [String] = []
+            for b in [dailyRows, eventRows, subscriptionRows, purchaseRows] {
+                do throws(SinkError) {
+                    try b.writer.finish()
+                    finished.append(b.writer.path)
+                } catch {
+                    // Renamed into place already, unless staged in `unit` (whose discard removes it; the final
+                    // name may then hold an earlier run's table, which must stay).
+                    if unit == nil { for path in finished { unlink(path) } }
+                    throw HistoryError(error)
+                }
             }
-            do throws(SinkError) {
-                try purchaseRows.writer.finish()
+            do throws(HistoryError) {
+                try state.commit()
             } catch {
-                // Renamed into place already, unless staged in `unit` (whose discard removes it; the final name
-                // may then hold an earlier run's table, which must stay).
-                if unit == nil { unlink(subscriptionRows.writer.path) }
-                throw HistoryError(error)
+                if unit == nil { for path in finished { unlink(path) } }
+                throw error
             }
+            result.stateBytes = state.bytesWritten
         } catch {
             purchaseRows.writer.abort()
             subscriptionRows.writer.abort()
+            eventRows.writer.abort()
+            dailyRows.writer.abort()
+            stateWriter?.abort()
             throw error
         }
         return result
     }
+
+    /// The history tables, in the order `finish` opens them.
+    static let tables: [TableSchema] = [.purchases, .subscriptions, .events, .daily]
 
     /// Removes the spill folder (at the end of a run, and when a run fails or is interrupted; a resumable run
     /// keeps it until its last part is committed and the tables are written).
@@ -269,8 +344,9 @@ public final class HistoryCollector {
 
     /// Removes the tables `finish` wrote (when a later step of the run fails).
     public func removeTables(format: OutputFormat) {
-        for s in [TableSchema.purchases, .subscriptions] {
+        for s in Self.tables {
             unlink(Self.join(directory, "\(s.name).\(format.fileExtension)"))
         }
+        unlink(Self.join(directory, HistoryStateFormat.fileName))
     }
 }

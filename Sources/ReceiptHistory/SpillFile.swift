@@ -172,7 +172,19 @@ final class SpillScanner<R: SpillRecord> {
     }
 }
 
-/// Appends `record` framed by its length (a varint; records are encoded into `scratch` first).
+/// Appends `record` framed by its length as a little-endian uint32 (the history state file's framing).
+func appendFramed<R: SpillRecord>(_ record: R, into w: inout SpillWriter) {
+    let at = w.bytes.count
+    w.i32(0)
+    record.encode(into: &w)
+    let n = UInt32(w.bytes.count - at - 4).littleEndian
+    withUnsafeBytes(of: n) { p in
+        for i in 0..<4 { w.bytes[at + i] = p[i] }
+    }
+}
+
+/// Appends `record` framed by its length as a varint (the spill's framing; records are encoded into `scratch`
+/// first).
 func appendFramed<R: SpillRecord>(_ record: R, into w: inout SpillWriter, scratch: inout SpillWriter) {
     scratch.bytes.removeAll(keepingCapacity: true)
     record.encode(into: &scratch)

@@ -74,25 +74,25 @@ struct SubscriptionRecord: Sendable {
 
     /// The period a `purchases` row describes (its expires_date must not be null).
     init(period record: PurchaseRecord, asOf a: Int64) {
-        let p = record.facts
-        let transactionID = record.bytes(p.transactionID)
-        let productID = record.bytes(p.productID)
-        key = SubscriptionKey(
-            environment: p.environment.rawValue, bundleID: record.bytes(p.bundleID),
-            originalTransactionID: record.bytes(p.originalTransactionID) ?? transactionID)
-        let order = PeriodOrder(purchaseDate: p.purchaseDate, transactionID: transactionID)
+        self.init(period: PeriodRecord(record), asOf: a)
+    }
+
+    /// The subscription of one period, with its state at `a`.
+    init(period p: PeriodRecord, asOf a: Int64) {
+        key = p.key.subscription
+        let order = p.key.order
         first = order
         latest = order
-        firstProductID = productID
-        latestProductID = productID
+        firstProductID = p.productID
+        latestProductID = p.productID
         firstPurchaseDate = p.purchaseDate
         latestPurchaseDate = p.purchaseDate
         latestExpiresDate = p.cancellationDate == nil ? p.expiresDate : nil
         periods = 1
-        trialPeriods = p.isTrialPeriod == true ? 1 : 0
-        introPeriods = p.isInIntroOfferPeriod == true ? 1 : 0
+        trialPeriods = p.isTrialPeriod ? 1 : 0
+        introPeriods = p.isInIntroOfferPeriod ? 1 : 0
         cancelledPeriods = p.cancellationDate == nil ? 0 : 1
-        observedThrough = record.lastSeen
+        observedThrough = p.lastSeen
         let isCounted = p.purchaseDate.map { $0 <= a } ?? false
         let cancelledAtA = p.cancellationDate.map { $0 <= a } ?? false
         counted = isCounted

@@ -1,9 +1,12 @@
-/// How the lines of one source hold receipts, detected from its first non-blank byte.
+/// How the lines of one source hold receipts, detected from its first line (a CSV header) or else its first
+/// non-blank byte.
 public enum RecordFormat: Sendable, Equatable {
     /// One JSON object per line, the receipt a base64 string under a key (`{` first).
     case ndjson
     /// One base64 receipt per line.
     case base64
+    /// CSV rows under this header (RFC 4180): one record per row, which may span lines.
+    case csv(CSVHeader)
 }
 
 /// Where one record lies in its batch's buffer.

@@ -18,6 +18,8 @@ public struct ReaderOptions: Sendable {
     /// binary data then fails the read with a message naming it. The export turns it on; tests of the reader's
     /// mechanics feed arbitrary bytes.
     public var rejectsUnreadableContent = false
+    /// The receipt field names that make a first line a CSV header (`CSVHeader`); empty: no input is read as CSV.
+    public var csvReceiptFields: [String] = CSVHeader.defaultReceiptFields
 
     public init(maxRecordSize: Int = 1 << 20, batchBytes: Int = 4 << 20, maxRecordsPerBatch: Int = 8192) {
         self.maxRecordSize = maxRecordSize
@@ -35,23 +37,28 @@ public struct ReaderOptions: Sendable {
 ///
 /// Not thread-safe: one reader thread owns it.
 public final class RecordReader {
-    private let source: any ByteSource
+    let source: any ByteSource
     public let name: String
     public let sourceIndex: Int
-    private let options: ReaderOptions
+    let options: ReaderOptions
     /// Unfinished bytes carried to the next batch: a partial line, or lines beyond `maxRecordsPerBatch`.
-    private var carry: UnsafeMutableRawPointer? = nil
-    private var carryCount = 0
-    private var line = 1
+    var carry: UnsafeMutableRawPointer? = nil
+    var carryCount = 0
+    var line = 1
     /// A line longer than `maxRecordSize` is being dropped up to its newline...
     private var skipping = false
     /// ...and is so far only blanks: it becomes a blank line at its end, or a `tooLarge` record at its first other
     /// byte.
     private var skippingBlank = false
-    private var ended = false
+    var ended = false
     /// The first bytes of the stream until they are checked (`InputSniffer`); nil once they were.
-    private var head: [UInt8]?
-    public private(set) var format: RecordFormat? = nil
+    var head: [UInt8]?
+    /// Whether the first line was checked for a CSV header.
+    var headerChecked = false
+    /// A CSV row longer than `maxRecordSize` is being dropped up to its end, in this state of its quotes.
+    var csvSkipping = false
+    var csvSkipState = CSVFramer.State.fieldStart
+    public internal(set) var format: RecordFormat? = nil
     /// Lines numbered up to this one are still read (they count for line numbers and format detection) but make
     /// no record and no blank-line count: a resumed run starts after the last line its committed output covers.
     public var skipThroughLine = 0
@@ -82,6 +89,8 @@ public final class RecordReader {
         let buf = batch.storage
         let cap = batch.capacity
         let consumedBefore = source.bytesConsumed
+        if !headerChecked { try readHeader(capacity: cap) }
+        if case .csv(let header) = format { return try fillCSV(batch, header, consumedBefore: consumedBefore) }
         var filled = 0
         if carryCount > 0, let carry {
             // In range: carryCount <= cap (it came from a batch of the same capacity).
@@ -200,7 +209,7 @@ public final class RecordReader {
 
     /// Collects the first `InputSniffer.window` bytes read (`n == 0`: the end) and checks them once they are all
     /// there: an input that is another format or binary data fails before any of its records is used.
-    private func sniff(_ p: UnsafeMutableRawPointer, _ n: Int) throws(InputError) {
+    func sniff(_ p: UnsafeMutableRawPointer, _ n: Int) throws(InputError) {
         guard var bytes = head else { return }
         bytes.append(contentsOf: UnsafeRawBufferPointer(start: p, count: min(n, InputSniffer.window - bytes.count)))
         guard bytes.count >= InputSniffer.window || n == 0 else {
@@ -251,7 +260,7 @@ public final class RecordReader {
 
     /// The offset of the first byte in `buf[start..<end]` that is not blank (a space, a tab or a carriage return),
     /// `end` when there is none. In range: the callers' `end` is at most the buffer's filled count.
-    private static func firstNonBlank(_ buf: UnsafeMutableRawPointer, _ start: Int, _ end: Int) -> Int {
+    static func firstNonBlank(_ buf: UnsafeMutableRawPointer, _ start: Int, _ end: Int) -> Int {
         var i = start
         while i < end {
             let b = buf.load(fromByteOffset: i, as: UInt8.self)
@@ -265,7 +274,7 @@ public final class RecordReader {
         firstNonBlank(buf, start, end) == end
     }
 
-    private func carryTail(_ from: UnsafeMutableRawPointer, _ count: Int, capacity: Int) {
+    func carryTail(_ from: UnsafeMutableRawPointer, _ count: Int, capacity: Int) {
         guard count > 0 else { return }
         if carry == nil { carry = .allocate(byteCount: capacity, alignment: 64) }
         carry!.copyMemory(from: from, byteCount: count)

@@ -89,10 +89,13 @@ public struct JWSHeader: Sendable {
         guard let json = Base64URL.decode(text) else {
             throw JWSError(.jwsMalformed, "the JWS header is not base64url")
         }
-        guard let object = JSONObjectText.parse(json) else {
-            throw JWSError(.jwsMalformed, "the JWS header is not a JSON object")
+        let object: [String: PayloadValue]
+        do throws(PayloadJSONError) {
+            object = try PayloadJSON.parseObject(json)
+        } catch {
+            throw JWSError(.jwsMalformed, "the JWS header is not a JSON object: it \(error.sentence)")
         }
-        guard let alg = object["alg"] as? String else {
+        guard case .string(let alg)? = object["alg"] else {
             throw JWSError(.jwsMalformed, "the JWS header has no alg")
         }
         // A critical extension this reader does not know must not be ignored (RFC 7515 section 4.1.11).
@@ -101,9 +104,11 @@ public struct JWSHeader: Sendable {
         }
         self.alg = alg
         var certificates: [[UInt8]] = []
-        for (i, element) in (object["x5c"] as? [Any] ?? []).enumerated() {
+        var elements: [PayloadValue] = []
+        if case .array(let a)? = object["x5c"] { elements = a }
+        for (i, element) in elements.enumerated() {
             // x5c entries are standard base64 (RFC 7515 section 4.1.6), not base64url.
-            guard let s = element as? String, let data = Data(base64Encoded: s) else {
+            guard case .string(let s) = element, let data = Data(base64Encoded: s) else {
                 throw JWSError(.jwsMalformed, "x5c[\(i)] is not a base64 string")
             }
             certificates.append([UInt8](data))
@@ -113,51 +118,62 @@ public struct JWSHeader: Sendable {
 }
 
 /// Decoded headers by their exact base64url text: Apple signs every JWS of one leaf certificate under the same
-/// header, so a run decodes each distinct header once. Bounded (see `BytesKeyedCache`).
+/// header, so a run decodes each distinct header once.
 ///
-/// The header a lookup found last is kept aside and compared first (one memcmp): a stream of JWS from one leaf
-/// then skips hashing kilobytes of header text per JWS.
+/// The headers are a `DigestKeyedCache` keyed by the SHA-256 of the text (by OpenSSL): sharded, bounded (the
+/// oldest header evicted first), and a header is decoded with no lock held, so one new or hostile header never
+/// makes other threads wait. A hit is also compared byte for byte with the text it was stored for. The header a
+/// lookup found last is kept aside and compared first (one memcmp): a stream of JWS from one leaf then skips
+/// hashing kilobytes of header text per JWS.
 public final class JWSHeaderCache: @unchecked Sendable {
-    private let cache: BytesKeyedCache<Result<JWSHeader, JWSError>>
-    private let lock = NSLock()
-    /// Guarded by `lock`: the text and outcome of the last header looked up.
-    private var lastText: [UInt8] = []
-    private var last: Result<JWSHeader, JWSError>? = nil
+    /// One header text and what it decoded to; immutable, so threads read it without a lock.
+    private final class Entry: @unchecked Sendable {
+        let text: [UInt8]
+        let decoded: Result<JWSHeader, JWSError>
 
-    public init(capacity: Int = 1024) {
-        cache = BytesKeyedCache(capacity: capacity)
+        init(text: [UInt8], decoded: Result<JWSHeader, JWSError>) {
+            self.text = text
+            self.decoded = decoded
+        }
+
+        func holds(_ other: UnsafeRawBufferPointer) -> Bool {
+            guard text.count == other.count else { return false }
+            guard let base = other.baseAddress else { return true }
+            return text.withUnsafeBytes { memcmp($0.baseAddress!, base, other.count) == 0 }
+        }
     }
+
+    private let cache: DigestKeyedCache<Entry>
+    private let lock = Lock()
+    /// Guarded by `lock`: the entry of the last header looked up.
+    private var last: Entry? = nil
+
+    /// - Parameter capacity: the most distinct headers held.
+    public init(capacity: Int = 1024) {
+        cache = DigestKeyedCache(capacity: capacity, shards: capacity >= 256 ? 16 : 1)
+    }
+
+    /// Distinct headers held.
+    public var count: Int { cache.count }
 
     func header(_ text: UnsafeRawBufferPointer) throws(JWSError) -> JWSHeader {
-        if let hit = recent(text) { return try hit.get() }
-        let found = cache.value(for: text) { () -> Result<JWSHeader, JWSError> in
+        if let recent = lock.withLock({ last }), recent.holds(text) { return try recent.decoded.get() }
+        let key = ContentHasher.sha256(text)
+        let entry: Entry
+        if let held = cache.value(for: key), held.holds(text) {
+            entry = held
+        } else {
+            let decoded: Result<JWSHeader, JWSError>
             do throws(JWSError) {
-                return .success(try JWSHeader(base64url: text))
+                decoded = .success(try JWSHeader(base64url: text))
             } catch {
-                return .failure(error)
+                decoded = .failure(error)
             }
+            entry = cache.insert(Entry(text: [UInt8](text), decoded: decoded), for: key)
         }
-        lock.lock()
-        lastText = [UInt8](text)
-        last = found
-        lock.unlock()
-        return try found.get()
-    }
-
-    private func recent(_ text: UnsafeRawBufferPointer) -> Result<JWSHeader, JWSError>? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let last, lastText.count == text.count, let base = text.baseAddress else { return nil }
-        let same = lastText.withUnsafeBytes { memcmp($0.baseAddress!, base, text.count) == 0 }
-        return same ? last : nil
-    }
-}
-
-/// JSON objects read through Foundation's parser (named apart from ReceiptModel's `JSONObject`, which the fuzz
-/// builds compile in the same module).
-enum JSONObjectText {
-    static func parse(_ bytes: [UInt8]) -> [String: Any]? {
-        guard let value = try? JSONSerialization.jsonObject(with: Data(bytes), options: []) else { return nil }
-        return value as? [String: Any]
+        lock.withLock { last = entry }
+        // `insert` returns the entry another thread stored first under this key: the same text, decoded alike.
+        guard entry.holds(text) else { return try JWSHeader(base64url: text) }
+        return try entry.decoded.get()
     }
 }

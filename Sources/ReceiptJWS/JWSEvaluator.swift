@@ -86,8 +86,11 @@ public struct JWSEvaluator: Sendable {
             return verdict
         }
         verdict.alg = jws.header.alg
-        guard let object = JSONObjectText.parse(jws.payload) else {
-            verdict.reject(.jwsMalformed, "the JWS payload is not a JSON object")
+        let object: [String: PayloadValue]
+        do throws(PayloadJSONError) {
+            object = try PayloadJSON.parseObject(jws.payload)
+        } catch {
+            verdict.reject(.jwsMalformed, "the JWS payload is not a JSON object: it \(error.sentence)")
             return verdict
         }
         let fields = JWSFields(object)

@@ -1,5 +1,3 @@
-import Foundation
-
 /// What an Apple JWS payload describes, told by the keys it holds.
 public enum JWSKind: String, Sendable, Equatable {
     /// `JWSTransactionDecodedPayload` (`signedTransactionInfo`, pages of `signedTransactions`).
@@ -13,7 +11,7 @@ public enum JWSKind: String, Sendable, Equatable {
     /// A signed JSON object of none of the kinds above.
     case other
 
-    static func of(_ payload: [String: Any]) -> JWSKind {
+    static func of(_ payload: [String: PayloadValue]) -> JWSKind {
         if payload["notificationType"] != nil { return .notification }
         if payload["transactionId"] != nil { return .transaction }
         if payload["autoRenewStatus"] != nil || payload["autoRenewProductId"] != nil { return .renewal }
@@ -25,42 +23,50 @@ public enum JWSKind: String, Sendable, Equatable {
 }
 
 /// The fields of a decoded payload, read by name with the JSON types Apple uses.
-public struct JWSFields: @unchecked Sendable {
-    /// The payload object as Foundation decoded it (values are String, NSNumber, arrays, dictionaries).
-    public let object: [String: Any]
+public struct JWSFields: Sendable {
+    /// The payload object as `PayloadJSON` read it.
+    public let object: [String: PayloadValue]
 
-    public init(_ object: [String: Any]) { self.object = object }
+    public init(_ object: [String: PayloadValue]) { self.object = object }
 
     /// A string field; nil when absent or of another type.
-    public func string(_ key: String) -> String? { object[key] as? String }
+    public func string(_ key: String) -> String? {
+        guard case .string(let s)? = object[key] else { return nil }
+        return s
+    }
 
-    /// An integer field (Apple writes dates as epoch milliseconds and ids as numbers or strings).
+    /// An integer field (Apple writes dates as epoch milliseconds and ids as numbers or strings): an integer, a
+    /// number with an integral value below 9.2e18 in magnitude, or a string holding a decimal integer.
     public func int64(_ key: String) -> Int64? {
         switch object[key] {
-        case let n as NSNumber where !Self.isBool(n):
-            let d = n.doubleValue
+        case .integer(let v)?: return abs(Double(v)) < 9.2e18 ? v : nil
+        case .double(let d)?:
             guard d.rounded() == d, abs(d) < 9.2e18 else { return nil }
-            return n.int64Value
-        case let s as String: return Int64(s)
+            return Int64(d)
+        case .string(let s)?: return Int64(s)
         default: return nil
         }
     }
 
     /// A JSON number with a fraction, such as `price` in milli-units.
     public func double(_ key: String) -> Double? {
-        guard let n = object[key] as? NSNumber, !Self.isBool(n) else { return nil }
-        return n.doubleValue
+        switch object[key] {
+        case .integer(let v)?: return Double(v)
+        case .double(let d)?: return d
+        default: return nil
+        }
     }
 
     /// A JSON boolean.
     public func bool(_ key: String) -> Bool? {
-        guard let n = object[key] as? NSNumber, Self.isBool(n) else { return nil }
-        return n.boolValue
+        guard case .bool(let b)? = object[key] else { return nil }
+        return b
     }
 
     /// A nested object (`data` of a notification).
     public func object(_ key: String) -> JWSFields? {
-        (object[key] as? [String: Any]).map(JWSFields.init)
+        guard case .object(let o)? = object[key] else { return nil }
+        return JWSFields(o)
     }
 
     /// The payload's `signedDate` (epoch ms).
@@ -70,10 +76,5 @@ public struct JWSFields: @unchecked Sendable {
     /// an app transaction, `receiptCreationDate` (Apple's app transactions carry that date and no `signedDate`).
     public func signingDate(_ kind: JWSKind) -> Int64? {
         signedDate ?? (kind == .appTransaction ? int64("receiptCreationDate") : nil)
-    }
-
-    private static func isBool(_ n: NSNumber) -> Bool {
-        // Foundation decodes JSON true/false as a boolean NSNumber; its type is CFBoolean's "c".
-        String(cString: n.objCType) == "c"
     }
 }

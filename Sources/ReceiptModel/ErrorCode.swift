@@ -45,12 +45,16 @@ public enum ErrorCode: String, Sendable, CaseIterable, Hashable {
     case deviceMismatch = "device_mismatch"
     // 21007 / 21008
     case wrongEnvironment = "wrong_environment"
+    // 21002, listed last so that the earlier codes keep their positions.
+    /// A row of a CSV input with another number of fields than its header, or a malformed quote.
+    case invalidCSV = "invalid_csv"
 
     /// The status this code reports, except `wrongEnvironment`, whose status depends on the direction.
     public var status: ReceiptStatus {
         switch self {
         case .invalidJSON, .missingField, .emptyReceipt, .invalidBase64, .jwsNotReceipt, .recordTooLarge,
-            .malformedDER, .malformedAttribute, .limitExceeded, .signerNotFound, .invalidDeviceID, .jwsMalformed:
+            .malformedDER, .malformedAttribute, .limitExceeded, .signerNotFound, .invalidDeviceID, .jwsMalformed,
+            .invalidCSV:
             return .malformed
         case .unsupportedAlgorithm, .badSignature, .untrustedChain, .certificatePolicy, .certificateExpired,
             .certificateNotYetValid, .wrongBundleID, .wrongAppVersion, .deviceMismatch:

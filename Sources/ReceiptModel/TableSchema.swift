@@ -5,6 +5,8 @@ public enum ColumnKind: Sendable, Equatable {
     case int32
     case bool
     case timestampMillis
+    /// A UTC calendar day, as days since 1970-01-01 (stored with the int32 columns).
+    case date
 }
 
 /// One column of a table schema: its contract name, kind, nullability and where its values live in a
@@ -38,7 +40,7 @@ public struct TableSchema: Sendable, Equatable {
         switch k {
         case .string: return 0
         case .int64, .timestampMillis: return 1
-        case .int32: return 2
+        case .int32, .date: return 2
         case .bool: return 3
         }
     }

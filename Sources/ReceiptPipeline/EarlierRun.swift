@@ -54,8 +54,10 @@ public struct EarlierRun: Sendable, Equatable {
     /// What `receiptflow report` (or `export --report`) writes beside a run.
     public static let reportFiles = ["report-data.json", "report.html"]
 
-    /// `purchases.<ext>` and `subscriptions.<ext>`.
+    /// The history tables (`purchases`, `subscriptions`, `events`, `daily`) and the history state kept for a later
+    /// run.
     public static func historyFiles(_ format: OutputFormat) -> [String] {
-        ["purchases", "subscriptions"].map { "\($0).\(format.fileExtension)" }
+        ["purchases", "subscriptions", "events", "daily"].map { "\($0).\(format.fileExtension)" }
+            + [OutputFolder.historyState]
     }
 }

@@ -56,6 +56,8 @@ public enum ExportOptions {
         ExportOption("--max-record-size", .value, .output(unset: "not given")),
         ExportOption("--as-of", .value, .output(unset: "the newest contributing receipt")),
         ExportOption("--no-history", .flag, .output(unset: "not given")),
+        // Recorded as the checksum of the base's history state, not its path.
+        ExportOption("--base", .value, .output(unset: "none")),
         ExportOption("--report", .flag, .output(unset: "not given")),
         ExportOption("--csv-raw", .flag, .output(unset: "not given")),
         ExportOption("--part-records", .value, .partSize),

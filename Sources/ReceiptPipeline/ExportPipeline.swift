@@ -245,6 +245,8 @@ public final class ExportPipeline: @unchecked Sendable {
             do throws(InputError) {
                 var options = config.reader
                 options.rejectsUnreadableContent = true
+                // A first line naming the receipt field (`--field`, or a default name) makes the input CSV.
+                options.csvReceiptFields = config.field.map { [$0] } ?? NDJSONScanner.defaultFields
                 reader = try RecordReader.open(path, sourceIndex: k, options: options)
             } catch {
                 fail(.input(error))

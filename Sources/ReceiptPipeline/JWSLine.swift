@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptJWS
 
 /// The JWS an input line holds, in the order they appear, or why the line's JSON held none.
 ///
@@ -49,36 +50,40 @@ enum JWSLine {
     /// The JWS of a body line, each as its text or, when an element where a JWS belongs is not a string, nil.
     /// An empty result means the body held no JWS at all.
     static func extract(_ line: UnsafeRawBufferPointer) -> [String?] {
-        guard let value = try? JSONSerialization.jsonObject(with: Data(line), options: []),
-            let object = value as? [String: Any]
-        else { return [nil] }
+        guard let object = try? PayloadJSON.parseObject(line) else { return [nil] }
         var out: [String?] = []
         if let payload = object["signedPayload"] {
-            out.append(payload as? String)
+            out.append(text(payload))
         }
         if let page = object["signedTransactions"] {
-            if let items = page as? [Any] {
-                for item in items { out.append(item as? String) }
+            if case .array(let items) = page {
+                for item in items { out.append(text(item)) }
             } else {
                 out.append(nil)
             }
         }
         // Get All Subscription Statuses: data[] (per subscription group) . lastTransactions[] (per original
         // transaction), each with a signed transaction and a signed renewal info.
-        if let groups = object["data"] as? [Any] {
+        if case .array(let groups)? = object["data"] {
             for group in groups {
-                guard let last = (group as? [String: Any])?["lastTransactions"] as? [Any] else { continue }
+                guard case .object(let g) = group, case .array(let last)? = g["lastTransactions"] else { continue }
                 for entry in last {
-                    guard let entry = entry as? [String: Any] else {
+                    guard case .object(let entry) = entry else {
                         out.append(nil)
                         continue
                     }
-                    for key in ["signedTransactionInfo", "signedRenewalInfo"] where entry[key] != nil {
-                        out.append(entry[key] as? String)
+                    for key in ["signedTransactionInfo", "signedRenewalInfo"] {
+                        if let value = entry[key] { out.append(text(value)) }
                     }
                 }
             }
         }
         return out
+    }
+
+    /// A JSON string's text; nil for any other value.
+    private static func text(_ value: PayloadValue) -> String? {
+        guard case .string(let s) = value else { return nil }
+        return s
     }
 }

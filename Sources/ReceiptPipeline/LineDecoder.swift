@@ -31,10 +31,18 @@ final class LineDecoder {
     let scanner: NDJSONScanner
     /// The unescaped receipt string (consumed by base64 decoding before the next line is decoded).
     let unescaped: UnsafeMutableRawBufferPointer
+    /// The column names of the field options for a CSV input, indexed by `CSVNamedField`.
+    let csvNames: [String?]
+    /// The row scanner of the CSV header last seen (one per input).
+    var csv: CSVRowScanner? = nil
 
     init(field: String?, idField: String?, deviceIDField: String?, maxRecord: Int) {
         scanner = NDJSONScanner(field: field, idField: idField, deviceIDField: deviceIDField)
         unescaped = .allocate(byteCount: max(maxRecord, 1), alignment: 16)
+        var names = [String?](repeating: nil, count: CSVNamedField.allCases.count)
+        names[CSVNamedField.id.rawValue] = idField
+        names[CSVNamedField.deviceID.rawValue] = deviceIDField
+        csvNames = names
     }
 
     deinit { unescaped.deallocate() }
@@ -46,7 +54,7 @@ final class LineDecoder {
         idScratch: UnsafeMutableRawBufferPointer, _ ctx: inout RowContext
     ) -> DecodedLine {
         var text = line
-        if format == .ndjson {
+        if case .ndjson = format {
             let r = scanner.scan(line)
             ctx.recordID = Self.recordID(r.id, line, idScratch)
             if r.deviceID != .absent { ctx.device = Self.device(r.deviceID, line) }
@@ -64,6 +72,11 @@ final class LineDecoder {
                 text = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(unescaped)[0..<n])
             } else {
                 text = raw
+            }
+        } else if case .csv(let header) = format {
+            switch csvReceipt(line, header, idScratch: idScratch, &ctx) {
+            case .failed(let failed): return failed
+            case .text(let cell): text = cell
             }
         }
         if JWSLine.looksLikeCompact(text) { return .jws([String(decoding: text, as: UTF8.self)]) }

@@ -236,20 +236,25 @@ public struct HistorySummary: Codable, Sendable, Equatable {
     public var spilledBytes: Int64
     /// Subscriptions by `state` (states with none are absent).
     public var subscriptionsByState: [String: Int64]? = nil
+    /// Rows of `events` and `daily`.
+    public var events: Int64? = nil
+    public var daily: Int64? = nil
 
     public init(
         asOf: Int64?, purchases: Int64, subscriptions: Int64, spilledBytes: Int64,
-        subscriptionsByState: [String: Int64]? = nil
+        subscriptionsByState: [String: Int64]? = nil, events: Int64? = nil, daily: Int64? = nil
     ) {
         self.asOf = asOf
         self.purchases = purchases
         self.subscriptions = subscriptions
         self.spilledBytes = spilledBytes
         self.subscriptionsByState = subscriptionsByState
+        self.events = events
+        self.daily = daily
     }
 
     enum CodingKeys: String, CodingKey {
-        case purchases, subscriptions
+        case purchases, subscriptions, events, daily
         case asOf = "as_of_ms"
         case spilledBytes = "spilled_bytes"
         case subscriptionsByState = "subscriptions_by_state"

@@ -44,7 +44,8 @@ public struct RejectionHint: Sendable, Equatable {
     /// How to turn the usual other shapes into input that export reads.
     static let convert =
         "a JSON array or pretty-printed JSON must become one object per line first (jq -c '.[]' FILE.json > "
-        + "FILE.ndjson), a CSV file NDJSON with the receipt under a key, or its receipt column alone"
+        + "FILE.ndjson), and a CSV file needs a header line naming its receipt column (receipt_data, or any name "
+        + "with --field NAME)"
 
     /// The likely cause of `code` and what to try; nil for reasons that are about the data itself.
     static func advice(_ code: ErrorCode, _ o: Options) -> String? {
@@ -68,6 +69,9 @@ public struct RejectionHint: Sendable, Equatable {
         case .invalidBase64:
             return "their lines were read as one base64 receipt each (the input's first line is not a JSON object) "
                 + "and are not base64. " + convert
+        case .invalidCSV:
+            return "their CSV rows do not have as many fields as the header, or quote a field wrongly. Fields that "
+                + "hold commas, quotes or line breaks must be quoted, a quote inside one doubled (RFC 4180)"
         case .recordTooLarge:
             return "their lines are longer than --max-record-size. Raise it if the records are that large"
         case .wrongBundleID:

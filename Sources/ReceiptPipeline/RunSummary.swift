@@ -14,6 +14,10 @@ public struct RunSummary: Sendable {
     public var parts: (count: Int, partRecords: Int, attempts: Int)? = nil
     /// The history tables, when written: `as_of` and their row and spill counts.
     public var history: HistorySummary? = nil
+    /// The run this one continued (`--base`).
+    public var base: BaseSummary? = nil
+    /// The runs `receiptflow merge` merged, in order.
+    public var merged: [BaseSummary]? = nil
 
     public init(result: RunResult, inputs: [String], format: String, verify: Bool, threads: Int) {
         self.result = result
@@ -73,10 +77,13 @@ public struct RunSummary: Sendable {
             for (state, n) in ClosingLine.byState(history) { byState[state] = .integer(n) }
             object["history"] = [
                 "purchases": .integer(history.purchases), "subscriptions": .integer(history.subscriptions),
+                "events": .integer(history.events ?? 0), "daily": .integer(history.daily ?? 0),
                 "spilled_bytes": .integer(history.spilledBytes), "subscriptions_by_state": .object(byState),
             ]
             object["history_from_unverified_records"] = .bool(!verify)
         }
+        if let base { object["base"] = base.jsonValue() }
+        if let merged { object["merged"] = .array(merged.map { $0.jsonValue() }) }
         if let parts {
             object["parts"] = [
                 "count": .int(parts.count), "part_records": .int(parts.partRecords), "attempts": .int(parts.attempts),

@@ -63,6 +63,11 @@ public enum ErrorExplanations {
                 meaning: "A StoreKit 2 JWS that cannot be read (not three base64url parts, no JSON header or "
                     + "payload, no signedDate).",
                 action: "Check that the archive stores the whole signed JWS text.")
+        case .invalidCSV:
+            return .init(
+                meaning: "A row of a CSV input has another number of fields than its header, or a malformed quote.",
+                action: "Check how the table was exported: each row one record, fields with commas, quotes or line "
+                    + "breaks quoted (RFC 4180).")
         case .unsupportedAlgorithm:
             return .init(
                 meaning: "A digest or signature algorithm the App Store does not use.",

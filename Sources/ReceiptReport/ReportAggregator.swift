@@ -5,7 +5,7 @@ import ReceiptSink
 /// as a `TableObserver`, the rows of the `subscriptions` table and of a `daily` table when the run writes one.
 /// Memory is bounded: at most `ReportData.maxKeys` distinct apps, months and products are kept apart.
 public final class ReportAggregator: TableObserver, @unchecked Sendable {
-    /// The columns of a `daily` table the report reads (by name): `day` (a timestamp), `product_id`, and the
+    /// The columns of a `daily` table the report reads (by name): `day` (a date or a timestamp), `product_id`, and the
     /// counts `active`, `starts`, `conversions`, `renewals`, `refunds` and `expirations` (int64; a missing one
     /// counts 0).
     public static let dailyTable = "daily"
@@ -158,7 +158,7 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
     }
 
     private func addDaily(_ t: ColumnTable) {
-        guard let day = t.schema.column(named: "day"), day.kind == .timestampMillis,
+        guard let day = t.schema.column(named: "day"), day.kind == .timestampMillis || day.kind == .date,
             let product = t.schema.column(named: "product_id"), product.kind == .string
         else { return }
         sawDaily = true
@@ -166,7 +166,10 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
             guard let c = t.schema.column(named: name), c.kind == .int64 else { return nil }
             return t.int64s[c.slot]
         }
-        let days = t.int64s[day.slot]
+        let days: [Int64?] =
+            day.kind == .date
+            ? (0..<t.rowCount).map { r in t.int32s[day.slot][r].map { Int64($0) * 86_400_000 } }
+            : (0..<t.rowCount).map { r in t.int64s[day.slot][r] }
         let products = t.strings[product.slot]
         let active = int64Column("active")
         let events = Self.dailyCounts.map(int64Column)

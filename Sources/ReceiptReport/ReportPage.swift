@@ -316,7 +316,7 @@ public struct ReportPage {
         s += "<h3>Events by month</h3><table class=\"events\"><thead><tr><th>month</th><th>starts</th>"
         s += "<th>conversions</th><th>renewals</th><th>refunds</th><th>expirations</th></tr></thead><tbody>"
         for m in a.months {
-            s += "<tr data-month=\"\(HTMLText.escape(m.month))\"><td>\(HTMLText.escape(m.month))</td>"
+            s += "<tr data-event-month=\"\(HTMLText.escape(m.month))\"><td>\(HTMLText.escape(m.month))</td>"
             for v in [m.starts, m.conversions, m.renewals, m.refunds, m.expirations] {
                 s += "<td class=\"num\">\(HTMLText.number(v))</td>"
             }

@@ -57,7 +57,7 @@ public enum CSVEncoder {
         case .int64, .timestampMillis:
             let v = table.int64s[c.slot]
             return Field(kind: c.kind, valid: v.valid.baseAddress!, values: UnsafeRawPointer(v.values.baseAddress!))
-        case .int32:
+        case .int32, .date:
             let v = table.int32s[c.slot]
             return Field(kind: c.kind, valid: v.valid.baseAddress!, values: UnsafeRawPointer(v.values.baseAddress!))
         case .bool:
@@ -95,6 +95,8 @@ public enum CSVEncoder {
                         epochMillis: f.values.load(fromByteOffset: r * 8, as: Int64.self), into: &out)
                 case .int32:
                     DecimalText.append(Int64(f.values.load(fromByteOffset: r * 4, as: Int32.self)), into: &out)
+                case .date:
+                    CivilTime.appendDate(days: Int64(f.values.load(fromByteOffset: r * 4, as: Int32.self)), into: &out)
                 case .bool:
                     out.append(contentsOf: f.values.load(fromByteOffset: r, as: Bool.self) ? trueBytes : falseBytes)
                 }

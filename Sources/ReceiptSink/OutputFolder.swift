@@ -8,12 +8,16 @@
 /// after a run that was killed. Files that are not ours are never touched.
 public enum OutputFolder {
     /// Table names, written as `NAME.<ext>` by a plain run and as a folder `NAME/part-NNNNN.<ext>` by a parts run.
-    public static let tables = ["receipts", "transactions", "renewals", "purchases", "subscriptions"]
-    /// Files of a run beside the tables (the manifest's log of a parts run; the report's aggregates and page:
-    /// `receiptflow report`).
-    public static let runFiles = [
-        "summary.json", "manifest.json", "manifest.log", "report-data.json", "report.html",
+    public static let tables = [
+        "receipts", "transactions", "renewals", "purchases", "subscriptions", "events", "daily",
     ]
+    /// Files of a run beside the tables (the manifest's log of a parts run; the report's aggregates and page:
+    /// `receiptflow report`; the history state a later run continues from, `HistoryStateFormat.fileName`).
+    public static let runFiles = [
+        "summary.json", "manifest.json", "manifest.log", "report-data.json", "report.html", historyState,
+    ]
+    /// The history state a run that writes history keeps (hidden: it is no table).
+    public static let historyState = ".receiptflow-state"
     static let extensions = ["parquet", "csv", "ndjson"]
     /// The spill folder of a plain run's purchase history, followed by its pid.
     static let historySpillPrefix = ".receiptflow-history-"

@@ -90,7 +90,7 @@ final class ParquetColumnWriter {
             switch spec.kind {
             case .string: appendStrings(table.strings[spec.slot], rows, zstd)
             case .int64, .timestampMillis: appendInts(table.int64s[spec.slot], rows, zstd)
-            case .int32: appendInts(table.int32s[spec.slot], rows, zstd)
+            case .int32, .date: appendInts(table.int32s[spec.slot], rows, zstd)
             case .bool: appendBools(table.bools[spec.slot], rows, zstd)
             }
         }

@@ -70,6 +70,12 @@ enum ParquetFooter {
             w.structEnd()
             w.structEnd()
             w.structEnd()
+        case .date:
+            w.i32(6, Parquet.ConvertedType.date.rawValue)
+            w.structBegin(10)  // LogicalType
+            w.structBegin(6)  // DATE
+            w.structEnd()
+            w.structEnd()
         case .int64, .int32, .bool:
             break
         }

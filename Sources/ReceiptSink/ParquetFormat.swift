@@ -30,6 +30,7 @@ enum Parquet {
 
     enum ConvertedType: Int32 {
         case utf8 = 0
+        case date = 6
         case timestampMillis = 9
     }
 
@@ -39,7 +40,7 @@ enum Parquet {
         switch kind {
         case .string: return .byteArray
         case .int64, .timestampMillis: return .int64
-        case .int32: return .int32
+        case .int32, .date: return .int32
         case .bool: return .boolean
         }
     }

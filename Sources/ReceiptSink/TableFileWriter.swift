@@ -135,6 +135,14 @@ private final class TextTableFile: TableFileWriter {
                 } else {
                     JSONText.appendNull(into: &out)
                 }
+            case .date:
+                if let v = table.int32s[c.slot][r] {
+                    out.append(UInt8(ascii: "\""))
+                    CivilTime.appendDate(days: Int64(v), into: &out)
+                    out.append(UInt8(ascii: "\""))
+                } else {
+                    JSONText.appendNull(into: &out)
+                }
             case .bool:
                 if let v = table.bools[c.slot][r] {
                     JSONText.appendBool(v, into: &out)

@@ -39,6 +39,11 @@ extension CivilTime {
         out.append(UInt8(ascii: "Z"))
     }
 
+    /// Appends `YYYY-MM-DD` of `days` since 1970-01-01 (the CSV and NDJSON form of a date column).
+    public static func appendDate(days: Int64, into out: inout [UInt8]) {
+        appendDate(fields(epochMillis: days * 86_400_000), into: &out)
+    }
+
     /// Appends `2020-11-30 04:02:18 Etc/GMT` (verifyReceipt's `x` form; milliseconds are dropped, as Apple did).
     public static func appendGMT(epochMillis: Int64, into out: inout [UInt8]) {
         let f = fields(epochMillis: epochMillis)

@@ -40,8 +40,11 @@ public enum CustomerGenerator {
     }
 
     /// The expected-table files of an output: `.zst` and `.ndjson`/`.jsonl` are stripped and `.purchases.csv`,
-    /// `.subscriptions.csv` and `.history.json` added (`c.ndjson.zst` -> `c.purchases.csv`, ...).
-    public static func expectedURLs(for out: URL) -> (purchases: URL, subscriptions: URL, summary: URL) {
+    /// `.subscriptions.csv`, `.events.csv`, `.daily.csv` and `.history.json` added (`c.ndjson.zst` ->
+    /// `c.purchases.csv`, ...).
+    public static func expectedURLs(
+        for out: URL
+    ) -> (purchases: URL, subscriptions: URL, events: URL, daily: URL, summary: URL) {
         var name = out.lastPathComponent
         if name.hasSuffix(".zst") { name = String(name.dropLast(4)) }
         for ext in [".ndjson", ".jsonl"] where name.hasSuffix(ext) { name = String(name.dropLast(ext.count)) }
@@ -49,6 +52,8 @@ public enum CustomerGenerator {
         return (
             dir.appendingPathComponent(name + ".purchases.csv"),
             dir.appendingPathComponent(name + ".subscriptions.csv"),
+            dir.appendingPathComponent(name + ".events.csv"),
+            dir.appendingPathComponent(name + ".daily.csv"),
             dir.appendingPathComponent(name + ".history.json")
         )
     }
@@ -78,6 +83,8 @@ public enum CustomerGenerator {
         let urls = expectedURLs(for: out)
         try write(HistoryCSV.purchases(purchases, source: options.source), to: urls.purchases)
         try write(HistoryCSV.subscriptions(subscriptions), to: urls.subscriptions)
+        try write(expectation.eventsCSV(), to: urls.events)
+        try write(expectation.dailyCSV(asOf: asOf), to: urls.daily)
         try write(summary(stats, options: options), to: urls.summary)
     }
 

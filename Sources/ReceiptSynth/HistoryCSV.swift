@@ -58,6 +58,38 @@ enum HistoryCSV {
         return out
     }
 
+    static let eventColumns = [
+        "environment", "bundle_id", "original_transaction_id", "event_date", "event", "transaction_id", "product_id",
+        "previous_product_id", "offer", "period", "cancellation_reason",
+    ]
+
+    static let dailyColumns =
+        ["day", "environment", "bundle_id", "product_id"] + HistoryExpectation.snapshotColumns
+        + HistoryExpectation.flowColumns
+
+    static func events(_ rows: [HistoryExpectation.Event]) -> String {
+        var out = line(eventColumns.map { .string($0) })
+        for e in rows {
+            out += line([
+                .string(e.environment), .string(e.bundleID), .string(e.originalTransactionID), .time(e.date),
+                .string(e.event), .string(e.transactionID), .string(e.productID), .string(e.previousProductID),
+                .string(e.offer), .int(e.period), .int(e.cancellationReason),
+            ])
+        }
+        return out
+    }
+
+    static func daily(_ rows: [HistoryExpectation.Daily]) -> String {
+        var out = line(dailyColumns.map { .string($0) })
+        for d in rows {
+            let date = String(timestamp(d.day * 86_400_000).prefix(10))
+            out +=
+                line([.string(date), .string(d.environment), .string(d.bundleID), .string(d.productID)])
+                .dropLast() + "," + d.counts.map(String.init).joined(separator: ",") + "\n"
+        }
+        return out
+    }
+
     static func line(_ fields: [Field]) -> String {
         fields.map(text).joined(separator: ",") + "\n"
     }

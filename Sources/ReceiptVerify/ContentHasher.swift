@@ -27,6 +27,22 @@ public final class ContentHasher {
         return digest
     }
 
+    /// The SHA-256 of `bytes`, for callers shared by threads that hold no hasher of their own (OpenSSL's
+    /// one-shot `EVP_Digest`, which makes its own context).
+    public static func sha256(_ bytes: UnsafeRawBufferPointer) -> SHA256Digest {
+        var digest = SHA256Digest()
+        var length: UInt32 = 0
+        let done = digest.withUnsafeMutableBytes { out in
+            EVP_Digest(
+                bytes.baseAddress, bytes.count, out.baseAddress?.assumingMemoryBound(to: UInt8.self), &length,
+                Digests.sha256.md, nil) == 1
+        }
+        ERR_clear_error()
+        // SHA-256 is always available (`Digests`); a failure here is OpenSSL running out of memory.
+        precondition(done && length == 32, "OpenSSL could not compute a SHA-256")
+        return digest
+    }
+
     /// The SHA-256 of `bytes` as 64 lowercase hex characters written into `out` (at least 64 bytes).
     public func sha256Hex(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
         sha256(bytes).writeHex(into: out)

@@ -1,16 +1,16 @@
 import ReceiptModel
 
 /// A bounded map from SHA-256 values to shared values, for what worker threads learn once and reuse (chain
-/// verdicts, the verdicts on receipts already verified).
+/// verdicts, the verdicts on receipts already verified, decoded JWS headers).
 ///
 /// Sharded: the key's first word picks one of `shards` dictionaries, each under its own pthread `Lock` (which
 /// ThreadSanitizer sees), so threads working on different keys rarely meet on one lock. A lock is held only to
 /// read or store an entry, never while a value is computed. Each shard holds at most `capacity / shards` entries
 /// and, when full, evicts its oldest entry (first in, first out): memory stays bounded whatever the input.
 /// Keys are SHA-256 values of the bytes they stand for, so a hostile input cannot make them collide.
-final class DigestKeyedCache<Value>: @unchecked Sendable {
+public final class DigestKeyedCache<Value>: @unchecked Sendable {
     /// The most entries held at once.
-    let capacity: Int
+    public let capacity: Int
     private let shards: [Shard]
 
     private final class Shard {
@@ -30,7 +30,7 @@ final class DigestKeyedCache<Value>: @unchecked Sendable {
     /// - Parameters:
     ///   - capacity: the most entries held (at least one per shard).
     ///   - shards: the number of independently locked parts, a power of two.
-    init(capacity: Int, shards: Int) {
+    public init(capacity: Int, shards: Int) {
         precondition(shards > 0 && shards & (shards - 1) == 0, "shards must be a power of two")
         let perShard = max(1, capacity / shards)
         self.capacity = perShard * shards
@@ -42,7 +42,7 @@ final class DigestKeyedCache<Value>: @unchecked Sendable {
     }
 
     /// The value stored for `key`, if any.
-    func value(for key: SHA256Digest) -> Value? {
+    public func value(for key: SHA256Digest) -> Value? {
         let s = shard(key)
         return s.lock.withLock { s.entries[key] }
     }
@@ -50,7 +50,7 @@ final class DigestKeyedCache<Value>: @unchecked Sendable {
     /// Stores `value` for `key` unless a value is there already (another thread stored it first); returns the
     /// value now held. Evicts the shard's oldest entry when the shard is full.
     @discardableResult
-    func insert(_ value: Value, for key: SHA256Digest) -> Value {
+    public func insert(_ value: Value, for key: SHA256Digest) -> Value {
         let s = shard(key)
         return s.lock.withLock {
             if let held = s.entries[key] { return held }
@@ -67,5 +67,5 @@ final class DigestKeyedCache<Value>: @unchecked Sendable {
     }
 
     /// Entries held.
-    var count: Int { shards.reduce(0) { n, s in n + s.lock.withLock { s.entries.count } } }
+    public var count: Int { shards.reduce(0) { n, s in n + s.lock.withLock { s.entries.count } } }
 }

@@ -239,20 +239,41 @@ final class JWSChainEntry: @unchecked Sendable {
 
 /// The DER `ECDSA-Sig-Value` (SEQUENCE of two INTEGERs) that OpenSSL verifies, built from a JWS's raw `r || s`.
 enum ECDSASignatureDER {
-    /// nil unless `raw` is exactly 64 bytes.
+    /// nil unless `raw` is exactly 64 bytes. One array, written in place.
     static func encode(rawP256 raw: [UInt8]) -> [UInt8]? {
         guard raw.count == 64 else { return nil }
-        let r = integer(raw[0..<32])
-        let s = integer(raw[32..<64])
+        let r = raw[0..<32]
+        let s = raw[32..<64]
         // At most 2 * (2 + 33) = 70 content bytes: the short length form always fits.
-        return [0x30, UInt8(r.count + s.count)] + r + s
+        var out: [UInt8] = []
+        out.reserveCapacity(72)
+        out.append(0x30)
+        out.append(UInt8(integerLength(r) + integerLength(s)))
+        appendInteger(r, to: &out)
+        appendInteger(s, to: &out)
+        return out
+    }
+
+    /// The unsigned big-endian `bytes` without their leading zeros (at least one byte kept).
+    private static func significant(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        let v = bytes.drop { $0 == 0 }
+        return v.isEmpty ? bytes.suffix(1) : v
+    }
+
+    /// The length of the DER INTEGER of `bytes`, tag and length included.
+    private static func integerLength(_ bytes: ArraySlice<UInt8>) -> Int {
+        let v = significant(bytes)
+        return 2 + v.count + (v.first! & 0x80 != 0 ? 1 : 0)
     }
 
     /// A DER INTEGER of the unsigned big-endian `bytes`: leading zeros dropped, one zero added when the top bit
     /// is set, zero encoded as a single 00.
-    private static func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
-        var v = Array(bytes.drop { $0 == 0 })
-        if v.isEmpty { v = [0] } else if v[0] & 0x80 != 0 { v.insert(0, at: 0) }
-        return [0x02, UInt8(v.count)] + v
+    private static func appendInteger(_ bytes: ArraySlice<UInt8>, to out: inout [UInt8]) {
+        let v = significant(bytes)
+        let pad = v.first! & 0x80 != 0
+        out.append(0x02)
+        out.append(UInt8(v.count + (pad ? 1 : 0)))
+        if pad { out.append(0) }
+        out.append(contentsOf: v)
     }
 }

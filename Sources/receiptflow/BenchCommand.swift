@@ -18,6 +18,10 @@ let benchUsage = """
     close the export comes to spending all its time in the one operation no verifier can skip. The export writes
     to a temporary folder, removed afterwards.
 
+    The ratio depends on the CPU as well as on receiptflow: RSA runs much faster on some CPUs (AVX-512) than on
+    others while the rest of the export does not, so the same build reads a lower ratio where RSA is fast. Compare
+    ratios, and choose --min-ratio, only between runs on the same kind of machine.
+
       --threads N           worker threads for the export and the ceiling (default: all cores)
       --format F            output format of the export (default parquet)
       --trust-anchor PATH   as for export (default: Apple's built-in roots)
@@ -134,6 +138,7 @@ func runBench(_ argv: [String]) -> Int32 {
         "ceiling: " + String(format: "%.0f", best) + " RSA-2048 EVP_PKEY_verify/s on \(config.threads) threads "
             + String(format: "(before %.0f, after %.0f)", before, after))
     print("ratio:   " + String(format: "%.3f", ratio))
+    print("note:    the ratio moves with this CPU's RSA speed; compare it only with runs on the same kind of CPU")
 
     if let path = args.value("--json") {
         let entries: JSONDocument = [

@@ -16,8 +16,9 @@ let exportUsage = """
     Validates every receipt and JWS of the inputs and writes receipts.<ext>, transactions.<ext>, renewals.<ext>
     (JWS renewal infos; not with ndjson), purchases.<ext> and subscriptions.<ext> (the purchase history) and
     summary.json to DIR, all made visible together (summary.json last) or not at all.
-    INPUT is a file or - for standard input (the default): NDJSON or one base64 receipt per line, plain or
-    compressed with gzip or zstd, detected from content.
+    INPUT is a file or - for standard input (the default): NDJSON, CSV with a header line naming the receipt
+    field (the field options then name its columns), or one base64 receipt per line, plain or compressed with
+    gzip or zstd, detected from content.
 
     options:
       --out DIR                      output directory (created); - writes receipts rows to standard output
@@ -29,17 +30,18 @@ let exportUsage = """
       --trust-anchor PATH            root certificate (DER or PEM), repeatable, instead of Apple's roots,
                                      which are built in (Apple Inc. Root, Apple Root CA - G3)
       --no-verify                    decode only; rows say verified = false
-      --field NAME                   JSON key of the receipt (default: receipt-data, receipt_data, receipt)
-      --id-field NAME                JSON key copied into record_id (default: id)
+      --field NAME                   JSON key or CSV column of the receipt (default: receipt-data,
+                                     receipt_data, receipt)
+      --id-field NAME                JSON key or CSV column copied into record_id (default: id)
       --environment production|sandbox|any
                                      accept only that environment; others (Xcode, LocalTesting and none
                                      included) get 21007 / 21008 (default any)
       --bundle-id ID                 accept only receipts of this app; repeatable
       --app-version V                accept only receipts and app transactions of this application version;
                                      repeatable
-      --device-id-field NAME         JSON key of each record's device identifier (a UUID, a MAC address or
-                                     12 or 32 hex digits): device_hash_matches says whether the receipt's
-                                     hash (attribute 5) is that device's
+      --device-id-field NAME         JSON key or CSV column of each record's device identifier (a UUID, a
+                                     MAC address or 12 or 32 hex digits): device_hash_matches says whether
+                                     the receipt's hash (attribute 5) is that device's
       --require-device-match         reject a receipt whose hash is not its record's device's (21003)
       --threads N                    worker threads (default: all cores)
       --max-record-size BYTES        longest input line accepted (default 1048576)
@@ -61,6 +63,11 @@ let exportUsage = """
       --no-history                   write only the per-receipt tables, not purchases.<ext> and
                                      subscriptions.<ext> (the history merges every receipt and spills to a
                                      hidden folder inside DIR while it runs)
+      --base PREV                    continue the run in folder PREV (docs/incremental.md): only the new
+                                     INPUTs are verified; receipts, transactions and renewals hold their rows,
+                                     purchases and subscriptions the whole history, equal to one run over
+                                     PREV's chain's inputs and these in order. PREV is only read (it keeps its
+                                     history state in DIR/.receiptflow-state, as every run with history does)
 
     resumable runs:
       --part-records N               write each table as a folder of parts (receipts/part-00000.<ext>, ...),
@@ -88,6 +95,14 @@ func runExport(_ argv: [String]) -> Int32 {
         setup = try ExportSetup(argv)
     } catch {
         return usageError("export", error.message)
+    }
+    if let path = setup.basePath {
+        switch BaseRun.open(path, out: setup.out) {
+        case .success(let base): setup.base = base
+        case .failure(let refusal):
+            printError("receiptflow export: \(refusal.message); nothing was written")
+            return 2
+        }
     }
     var config = setup.config
 
@@ -143,7 +158,7 @@ func runExport(_ argv: [String]) -> Int32 {
         return 1
     }
 
-    let history = setup.history ? HistoryCollector(directory: setup.out, inputs: config.inputs, resumable: false) : nil
+    let history = setup.history ? setup.makeHistoryCollector(resumable: false) : nil
     let written = HistoryOutcome()
     var finish: (() throws(HistoryError) -> Void)? = nil
     if let history {
@@ -210,6 +225,7 @@ private func commitRun(
         result: result, inputs: config.inputs, format: setup.format.rawValue, verify: config.verify,
         threads: config.threads)
     summary.history = history
+    summary.base = setup.base?.summary
     do throws(SinkError) {
         if let (aggregator, metadata) = report {
             try stageReport(aggregator, metadata, setup, summary: summary.encoded(), unit: unit)
@@ -284,6 +300,9 @@ struct ExportSetup {
     var history = true
     /// `--as-of`, epoch milliseconds.
     var asOf: Int64? = nil
+    /// `--base PREV`: the earlier run this one continues, as given; `base` once checked.
+    var basePath: String? = nil
+    var base: BaseRun? = nil
     /// Output as folders of parts with a manifest (`--part-records` or `--resume`).
     var inParts: Bool { partRecords != nil || resume }
     /// `--overwrite`: replace the run already in `out`.
@@ -414,6 +433,19 @@ struct ExportSetup {
             }
             asOf = ms
         }
+        if let b = args.value("--base") {
+            guard !b.isEmpty else {
+                throw UsageError(.emptyValue, option: "--base", expected: "the output folder of an earlier run")
+            }
+            guard history else {
+                throw UsageError(
+                    .invalidCombination, option: "--base",
+                    detail: out == "-"
+                        ? "--base continues the purchase history, which --out - does not write; give a directory"
+                        : "--base continues the purchase history, which --no-history does not write; give one of them")
+            }
+            basePath = b
+        }
         overwrite = args.has("--overwrite")
         if overwrite && out == "-" {
             throw UsageError(
@@ -458,6 +490,7 @@ func writeRunSummary(
         threads: config.threads)
     summary.parts = parts
     summary.history = history
+    summary.base = setup.base?.summary
     do throws(SummaryError) {
         try summary.write(to: setup.out)
     } catch {
@@ -486,5 +519,5 @@ func finishHistory(
         asOf: setup.asOf, format: setup.format, metadata: metadata, options: options, unit: unit)
     return HistorySummary(
         asOf: r.asOf, purchases: r.purchases, subscriptions: r.subscriptions, spilledBytes: r.spilledBytes,
-        subscriptionsByState: r.subscriptionsByState)
+        subscriptionsByState: r.subscriptionsByState, events: r.events, daily: r.daily)
 }

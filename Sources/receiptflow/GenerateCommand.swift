@@ -33,9 +33,11 @@ let generateUsage = """
 
     With --customers, simulates N customers of the test apps over Y years (default 3) and writes the receipts
     each one sent, roughly in date order, plus the tables an export of FILE must produce: FILE.purchases.csv,
-    FILE.subscriptions.csv and FILE.history.json (the as-of time and counts), FILE without .ndjson/.zst.
+    FILE.subscriptions.csv, FILE.events.csv, FILE.daily.csv and FILE.history.json (the as-of time and counts),
+    FILE without .ndjson/.zst.
 
-      --as-of DATE        the time for the subscriptions' state, RFC 3339 (default: the data horizon)
+      --as-of DATE        the time for the subscriptions' state and the daily table's last day, RFC 3339
+                          (default: the data horizon)
       --expected-source P the `source` column of the expected purchases: FILE as the export will be given it
                           (default: FILE as given to --out)
       --jws-fraction F    share of the customers (0...1, default 0) that moved to StoreKit 2 at some date:

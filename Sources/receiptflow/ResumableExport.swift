@@ -128,7 +128,7 @@ func runInParts(
     // them with its own when the last part is committed.
     var history: HistoryCollector? = nil
     if setup.history {
-        let collector = HistoryCollector(directory: out, inputs: config.inputs, resumable: true)
+        let collector = setup.makeHistoryCollector(resumable: true)
         collector.removeUncommitted(keeping: Set(manifest.parts.compactMap(\.history)))
         for part in manifest.parts {
             guard let folder = part.history else {
@@ -208,6 +208,7 @@ extension ExportSetup {
             "--trust-anchor": anchors.isEmpty ? "none" : anchors.joined(separator: " "),
         ]
         if asOf != nil { canonical["--as-of"] = String(decoding: asOfText, as: UTF8.self) }
+        if let base { canonical["--base"] = base.state.checksum }
         let args = self.args
         return ExportOptions.identity(
             given: { name in args.has(name) && ExportOptions.flags.contains(name) ? [""] : args.values(name) },

@@ -14,6 +14,7 @@ let usage = """
       receiptflow generate --jws --count N --out FILE [--seed S] [--bad-fraction F] [--ca-dir DIR]
       receiptflow generate --customers N --out FILE [--years Y] [--jws-fraction F] [--as-of DATE] [--ca-dir DIR]
       receiptflow report DIR                       write DIR/report.html, a one-page report of the run in DIR
+      receiptflow merge RUN ... --out DIR [--format F] [--as-of DATE]   merge runs' histories as one chain
       receiptflow bench CORPUS [--threads N] [--format parquet|csv|ndjson] [--min-ratio R] [--json FILE]
 
     Run `receiptflow COMMAND --help` for a command's options.
@@ -38,6 +39,7 @@ case "inspect": status = runInspect(arguments)
 case "generate": status = runGenerate(arguments)
 case "bench": status = runBench(arguments)
 case "report": status = runReport(arguments)
+case "merge": status = runMerge(arguments)
 case "--version", "version":
     print(ReceiptflowVersion.string)
     status = 0

@@ -97,14 +97,18 @@ private func feedRenewal(_ n: Renewal, into feed: inout HistoryFeed) {
             jwsIndex: n.jwsIndex))
 }
 
-/// The two tables of a history run, as CSV text and as rows of column name to field text ("" for null).
+/// The tables of a history run, as CSV text and as rows of column name to field text ("" for null).
 struct HistoryTables {
     var purchasesCSV: String
     var subscriptionsCSV: String
+    var eventsCSV: String = ""
+    var dailyCSV: String = ""
     var result: HistoryResult
 
     var purchases: [[String: String]] { Self.rows(purchasesCSV) }
     var subscriptions: [[String: String]] { Self.rows(subscriptionsCSV) }
+    var events: [[String: String]] { Self.rows(eventsCSV) }
+    var daily: [[String: String]] { Self.rows(dailyCSV) }
 
     /// Splits the project's CSV (the cases hold no quoted fields).
     static func rows(_ text: String) -> [[String: String]] {
@@ -137,7 +141,9 @@ func runHistory(
     let ext = format.fileExtension
     let p = try String(contentsOfFile: dir + "/purchases.\(ext)", encoding: .isoLatin1)
     let s = try String(contentsOfFile: dir + "/subscriptions.\(ext)", encoding: .isoLatin1)
-    return (HistoryTables(purchasesCSV: p, subscriptionsCSV: s, result: result), dir)
+    let e = try String(contentsOfFile: dir + "/events.\(ext)", encoding: .isoLatin1)
+    let d = try String(contentsOfFile: dir + "/daily.\(ext)", encoding: .isoLatin1)
+    return (HistoryTables(purchasesCSV: p, subscriptionsCSV: s, eventsCSV: e, dailyCSV: d, result: result), dir)
 }
 
 /// CSV text of a timestamp, as the tables write it.

@@ -43,6 +43,10 @@ struct JWSEvaluatorTests {
         try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
     }
 
+    static func canonical(_ object: [String: PayloadValue]) throws -> Data {
+        try canonical(PayloadJSONTests.foundation(object))
+    }
+
     static func decode(_ segment: String) -> [UInt8]? {
         var s = segment
         return s.withUTF8 { Base64URL.decode(UnsafeRawBufferPointer($0)) }

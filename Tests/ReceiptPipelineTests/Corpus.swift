@@ -89,7 +89,7 @@ final class MemorySink: BatchSink, @unchecked Sendable {
                     switch c.kind {
                     case .string: row[c.name] = .str(t.strings[c.slot][r])
                     case .int64, .timestampMillis: row[c.name] = .int(t.int64s[c.slot][r])
-                    case .int32: row[c.name] = .int(t.int32s[c.slot][r].map { Int64($0) })
+                    case .int32, .date: row[c.name] = .int(t.int32s[c.slot][r].map { Int64($0) })
                     case .bool: row[c.name] = .bool(t.bools[c.slot][r])
                     }
                 }

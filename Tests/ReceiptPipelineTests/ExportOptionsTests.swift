@@ -19,7 +19,7 @@ import Testing
         let output = Set(ExportOptions.all.filter(\.changesOutput).map(\.name))
         #expect(Set(id.keys) == output)
         for name in [
-            "--as-of", "--no-history", "--environment", "--bundle-id", "--app-version", "--field",
+            "--as-of", "--no-history", "--base", "--environment", "--bundle-id", "--app-version", "--field",
             "--id-field", "--device-id-field", "--require-device-match", "--no-verify", "--trust-anchor", "--format",
             "--max-record-size",
         ] {

@@ -42,6 +42,14 @@ import Testing
         #expect(one.hasPrefix("the only record was rejected as invalid_base64: "))
     }
 
+    @Test func brokenCSVRowsPointToQuotingAndAMissingReceiptColumnToTheHeader() throws {
+        let rows = try #require(RejectionHint.of(Self.counts(8, 5, .invalidCSV), .init())).text
+        #expect(rows.hasPrefix("5 of 8 records were rejected as invalid_csv: "))
+        #expect(rows.contains("RFC 4180"))
+        let base64 = try #require(RejectionHint.of(Self.counts(3, 3, .invalidBase64), .init())).text
+        #expect(base64.contains("header line naming its receipt column") && base64.contains("--field NAME"))
+    }
+
     @Test func noHintWhenTheReasonCoversHalfOrLessOrHasNoLikelyCause() {
         #expect(RejectionHint.of(Self.counts(10, 5, .untrustedChain), .init()) == nil)
         #expect(RejectionHint.of(Self.counts(10, 10, .badSignature), .init()) == nil)

@@ -16,7 +16,7 @@ enum ReportFixtures {
             switch c.kind {
             case .string: t.append(string: c.slot, strings[c.name])
             case .int64, .timestampMillis: t.append(int64: c.slot, int64s[c.name])
-            case .int32: t.append(int32: c.slot, int32s[c.name])
+            case .int32, .date: t.append(int32: c.slot, int32s[c.name])
             case .bool: t.append(bool: c.slot, nil)
             }
         }

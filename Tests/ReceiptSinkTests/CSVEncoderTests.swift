@@ -107,6 +107,22 @@ import Testing
         }
     }
 
+    @Test func dateColumnsAreCalendarDaysAndNullsStayEmpty() {
+        let schema = TableSchema(name: "t", [("d", .date, true), ("n", .int32, true)])
+        var t = ColumnTable(schema: schema)
+        for (d, n) in [(Int32(0), Int32(1)), (19_723 + 59, 2), (-1, 3)] {
+            t.append(int32: 0, d)
+            t.append(int32: 1, n)
+            t.rowCount += 1
+        }
+        t.append(int32: 0, nil)
+        t.append(int32: 1, 4)
+        t.rowCount += 1
+        var out: [UInt8] = []
+        CSVEncoder.appendRows(t, rows: 0..<t.rowCount, into: &out)
+        #expect(String(decoding: out, as: UTF8.self) == "1970-01-01,1\n2024-02-29,2\n1969-12-31,3\n,4\n")
+    }
+
     /// The cells of one CSV line (RFC 4180: quoted fields may hold commas, CR, LF and doubled quotes).
     static func cells(_ line: String) -> [String] { rows(line + "\n").first ?? [] }
 

@@ -19,7 +19,7 @@ func appendReceiptRow(_ t: inout ColumnTable, line: Int64, bundle: String?) {
                 t.append(string: c.slot, nil as String?)
             }
         case .int64, .timestampMillis: t.append(int64: c.slot, c.name == "line" ? line : nil)
-        case .int32: t.append(int32: c.slot, c.nullable ? nil : 0)
+        case .int32, .date: t.append(int32: c.slot, c.nullable ? nil : 0)
         case .bool: t.append(bool: c.slot, c.nullable ? nil : false)
         }
     }

@@ -77,10 +77,10 @@ struct ExportFeedbackTests {
         #expect(Self.lastLine(err).contains("jq -c '.[]'"), "\(err)")
     }
 
-    @Test func aCSVFileIsToldToBecomeNDJSON() throws {
+    @Test func aCSVFileWithoutAReceiptColumnIsToldToNameIt() throws {
         let dir = try BuiltInRootsTests.temporaryDirectory("hint-csv")
         defer { try? FileManager.default.removeItem(at: dir) }
-        var csv = "id,receipt\n"
+        var csv = "id,payload\n"
         for name in Fixtures.realReceiptNames() {
             let der = try Data(contentsOf: Fixtures.realDir.appendingPathComponent(name))
             csv += "\(name),\(der.base64EncodedString())\n"
@@ -91,6 +91,7 @@ struct ExportFeedbackTests {
         let (status, _, err) = try runTool(["export", input, "--out", out.path, "--format", "csv"])
         #expect(status == 0, "\(err)")
         #expect(Self.lastLine(err).contains("CSV"), "\(err)")
+        #expect(Self.lastLine(err).contains("--field NAME"), "\(err)")
     }
 
     @Test func aRejectedShareAboveTheLimitExitsWithStatus3AfterWritingEverything() throws {

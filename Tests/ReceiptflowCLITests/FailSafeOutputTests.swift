@@ -44,8 +44,9 @@ struct FailSafeOutputTests {
     /// report's aggregates too.
     private func files(_ format: String, parts: Bool = false) -> Set<String> {
         let tables = format == "ndjson" ? ["receipts"] : ["receipts", "transactions", "renewals"]
-        // The purchase-history tables are single files in both modes.
-        let history = ["purchases", "subscriptions"].map { "\($0).\(format)" }
+        // The purchase-history tables are single files in both modes, beside the history state.
+        let history =
+            ["purchases", "subscriptions", "events", "daily"].map { "\($0).\(format)" } + [".receiptflow-state"]
         return Set(
             parts
                 ? tables.map { $0 + "/" } + ["manifest.json"]

@@ -18,7 +18,8 @@ import Testing
         #expect(status == 0, "\(err)")
         #expect(err.contains("\(ca)/jws-root.pem"))
         let bytes = try Data(contentsOf: URL(fileURLWithPath: data))
-        let expected = try ["m.purchases.csv", "m.subscriptions.csv", "m.history.json"].map {
+        let names = ["m.purchases.csv", "m.subscriptions.csv", "m.events.csv", "m.daily.csv", "m.history.json"]
+        let expected = try names.map {
             try Data(contentsOf: dir.appendingPathComponent($0))
         }
         #expect(try runTool(args + ["--quiet"]).0 == 0)
@@ -29,7 +30,7 @@ import Testing
             UnsignedJWSText.of(String(decoding: again, as: UTF8.self))
                 == UnsignedJWSText.of(String(decoding: bytes, as: UTF8.self)))
         // The expected tables do not depend on signatures.
-        for (name, want) in zip(["m.purchases.csv", "m.subscriptions.csv", "m.history.json"], expected) {
+        for (name, want) in zip(names, expected) {
             #expect(try Data(contentsOf: dir.appendingPathComponent(name)) == want, "\(name)")
         }
 
@@ -39,7 +40,7 @@ import Testing
             "--trust-anchor", "\(ca)/jws-root.pem",
         ])
         #expect(export.0 == 0, "\(export.2)")
-        for table in ["purchases", "subscriptions"] {
+        for table in ["purchases", "subscriptions", "events", "daily"] {
             let got = try Data(contentsOf: out.appendingPathComponent("\(table).csv"))
             let want = try Data(contentsOf: dir.appendingPathComponent("m.\(table).csv"))
             #expect(got == want, "\(table).csv differs from the expected table")

@@ -139,7 +139,7 @@ private func fill(_ table: inout ColumnTable, _ row: [String: Any]) throws {
             table.append(string: c.slot, v.map { "\($0)" })
         case .int64, .timestampMillis:
             table.append(int64: c.slot, try v.map { try int64($0, c.name) })
-        case .int32:
+        case .int32, .date:
             table.append(int32: c.slot, try v.map { Int32(try int64($0, c.name)) })
         case .bool:
             table.append(bool: c.slot, v.map { ($0 as? Bool) ?? false })

@@ -130,7 +130,41 @@ def test_same_seed_same_bytes(receiptflow, tmp_path):
 
 
 def test_the_exports_own_history_tables_equal_the_expected_ones(corpus):
-    exported = [os.path.join(corpus["export"], n) for n in ("purchases.csv", "subscriptions.csv")]
-    assert all(os.path.exists(p) for p in exported), "the export wrote no purchases.csv / subscriptions.csv"
-    assert lines(exported[0]) == lines(corpus["stem"] + ".purchases.csv")
-    assert lines(exported[1]) == lines(corpus["stem"] + ".subscriptions.csv")
+    for table in ("purchases", "subscriptions", "events", "daily"):
+        exported = os.path.join(corpus["export"], table + ".csv")
+        assert os.path.exists(exported), f"the export wrote no {table}.csv"
+        assert lines(exported) == lines(corpus["stem"] + f".{table}.csv"), table
+    events = Counter(line.split(",")[4] for line in lines(corpus["stem"] + ".events.csv")[1:])
+    assert all(events[e] > 0 for e in ("subscribe", "start_trial", "convert", "renew", "product_change", "refund",
+                                       "expire", "reactivate")), events
+
+
+def test_the_exports_events_and_daily_at_a_planted_as_of_equal_the_expected_ones(receiptflow, corpus, tmp_path):
+    as_of = "2021-06-01T07:30:00Z"
+    out, stem = generate(receiptflow, str(tmp_path), CUSTOMERS, SEED, "--as-of", as_of,
+                         "--expected-source", corpus["out"])
+    export = str(tmp_path / "export")
+    subprocess.run(
+        [receiptflow, "export", corpus["out"], "--format", "csv", "--out", export, "--quiet", "--as-of", as_of,
+         "--trust-anchor", os.path.join(corpus["dir"], "ca", "root.pem")],
+        check=True, stderr=subprocess.DEVNULL,
+    )
+    for table in ("subscriptions", "events", "daily"):
+        assert lines(os.path.join(export, table + ".csv")) == lines(stem + f".{table}.csv"), table
+    # The events do not depend on the as-of time; the days stop at its day.
+    assert lines(stem + ".events.csv") == lines(corpus["stem"] + ".events.csv")
+    assert lines(stem + ".daily.csv")[-1].startswith("2021-06-01,")
+
+
+def test_summary_counts_the_events_and_daily_rows_and_no_history_leaves_them_out(receiptflow, corpus, tmp_path):
+    with open(os.path.join(corpus["export"], "summary.json")) as fh:
+        history = json.load(fh)["history"]
+    for table in ("purchases", "subscriptions", "events", "daily"):
+        assert history[table] == len(lines(os.path.join(corpus["export"], table + ".csv"))) - 1, table
+    out = str(tmp_path / "no-history")
+    subprocess.run(
+        [receiptflow, "export", corpus["out"], "--format", "csv", "--out", out, "--quiet", "--no-history",
+         "--trust-anchor", os.path.join(corpus["dir"], "ca", "root.pem")],
+        check=True, stderr=subprocess.DEVNULL,
+    )
+    assert not [n for n in os.listdir(out) if n.split(".")[0] in ("purchases", "subscriptions", "events", "daily")]

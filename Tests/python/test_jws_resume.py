@@ -20,7 +20,7 @@ import jws_support  # noqa: E402
 
 PART_RECORDS = 40
 PART_TABLES = ("receipts", "transactions", "renewals")
-HISTORY_TABLES = ("purchases", "subscriptions")
+HISTORY_TABLES = ("purchases", "subscriptions", "events", "daily")
 # In the middle of the JWS subscriptions' periods, so that the renewal infos give several states.
 AS_OF = "2024-05-15T00:00:00Z"
 

@@ -195,12 +195,19 @@ def test_the_rendered_numbers_equal_the_summary_and_the_tables(runs, tmp_path, f
                 shown[(env, state)] = _number(text)
     expected = collections.Counter((s["environment"], s["state"]) for s in subs)
     assert {k: v for k, v in shown.items() if v} == dict(expected)
-    products = {k: (_number(c[1][1]), _number(c[2][1])) for k, c in page.rows["data-product"].items()}
-    expected_products = collections.defaultdict(lambda: [0, 0])
-    for s in subs:
-        expected_products[s["latest_product_id"]][0] += s["state"] == "active"
-        expected_products[s["latest_product_id"]][1] += 1
-    assert products == {k: tuple(v) for k, v in expected_products.items()}
+    # With the run's `daily` table the page shows the events of each month from it.
+    if fmt == "parquet":
+        daily = pq.read_table(run / "daily.parquet").to_pylist()
+    else:
+        daily = pacsv.read_csv(run / "daily.csv").to_pylist()
+    columns = ("starts", "conversions", "renewals", "refunds", "expirations")
+    by_event_month = collections.defaultdict(lambda: [0] * len(columns))
+    for d in daily:
+        for i, c in enumerate(columns):
+            by_event_month[d["day"].strftime("%Y-%m")][i] += d[c]
+    shown_months = {k: tuple(_number(t) for _, t in c[1:]) for k, c in page.rows["data-event-month"].items()}
+    assert shown_months == {k: tuple(v) for k, v in by_event_month.items()}
+    assert sum(v[0] for v in shown_months.values()) > 0
 
 
 def test_every_format_reports_the_same_numbers(runs, tmp_path):
@@ -208,7 +215,7 @@ def test_every_format_reports_the_same_numbers(runs, tmp_path):
     parquet = pages["parquet"]
     for fmt in ("csv", "ndjson"):
         for attr in ("data-code", "data-by-app", "data-by-env", "data-app", "data-month", "data-year", "data-state",
-                     "data-product"):
+                     "data-event-month"):
             assert parquet.rows[attr], attr
             assert pages[fmt].rows[attr] == parquet.rows[attr], (fmt, attr)
         for key in ("records", "valid", "rejected", "as_of", "purchases", "subscriptions"):
