@@ -36,6 +36,9 @@ struct HistoryRun {
     var cpuSeconds: Double
     var peakRSSMB: Double
     var spilledBytes: Int64
+    /// The purchases' part of `spilledBytes`, and the purchase records written for it.
+    var spilledPurchaseBytes: Int64
+    var spilledPurchaseRecords: Int64
     var purchases: Int64
     /// CPU time of the history's final merge and table writing (on the writer thread).
     var finishCPUSeconds: Double
@@ -79,7 +82,8 @@ func runHistoryEndToEnd(
     guard case .completed(let r) = outcome else { throw BenchError("the history run did not complete: \(outcome)") }
     return HistoryRun(
         records: r.counts.records, wallSeconds: wall, cpuSeconds: cpu, peakRSSMB: peak,
-        spilledBytes: box.result?.spilledBytes ?? 0, purchases: box.result?.purchases ?? 0,
+        spilledBytes: box.result?.spilledBytes ?? 0, spilledPurchaseBytes: box.result?.spilledPurchaseBytes ?? 0,
+        spilledPurchaseRecords: box.result?.spilledPurchaseRecords ?? 0, purchases: box.result?.purchases ?? 0,
         finishCPUSeconds: box.finishCPU)
 }
 
@@ -180,6 +184,12 @@ func runHistoryBenchmark(_ args: [String]) -> Int32 {
             "spill_bytes_per_receipt_nx": Double(onN.spilledBytes) / Double(onN.records),
             "spill_bytes_per_receipt_all_spilled": Double(spilled.spilledBytes) / Double(spilled.records),
             "spill_bytes_per_receipt_nx_all_spilled": Double(spilledN.spilledBytes) / Double(spilledN.records),
+            // Bytes per purchase record in the spill files (each write of a record counts: to a segment, then to
+            // a sorted run), everything spilled.
+            "spill_bytes_per_purchase_record_all_spilled": Double(spilled.spilledPurchaseBytes)
+                / Double(max(spilled.spilledPurchaseRecords, 1)),
+            "spill_bytes_per_purchase_record_nx_all_spilled": Double(spilledN.spilledPurchaseBytes)
+                / Double(max(spilledN.spilledPurchaseRecords, 1)),
             "peak_rss_mb_1x_all_spilled": spilled.peakRSSMB,
             "peak_rss_mb_nx_all_spilled": spilledN.peakRSSMB,
             "peak_rss_mb_off_nx": offN.peakRSSMB,

@@ -12,6 +12,10 @@ public struct HistoryResult: Sendable {
     public var daily: Int64 = 0
     /// Bytes written to spill files over the run (0 when everything fit in memory).
     public var spilledBytes: Int64 = 0
+    /// Of those, the purchases' bytes, and how many purchase records they hold (a record counts each time it is
+    /// written: to a segment, a re-partition, a sorted run).
+    public var spilledPurchaseBytes: Int64 = 0
+    public var spilledPurchaseRecords: Int64 = 0
     /// Rows of `subscriptions` by their `state`.
     public var subscriptionsByState: [String: Int64] = [:]
     /// Bytes of the history state written for a later run (`HistoryStateFormat`).
@@ -103,7 +107,10 @@ public final class HistoryCollector {
                     }
                 }
             }
-            if table.bytes > purchases.budget { try purchases.spill(table.drain()) }
+            if table.bytes > purchases.budget {
+                try purchases.spill(table.records)
+                table.removeAll()
+            }
         }
         for n in feed.renewals {
             try renewals.add(feed.text.withUnsafeBytes { RenewalRecord(n, input: input, text: $0) })
@@ -126,6 +133,7 @@ public final class HistoryCollector {
         try makeDirectory(spillRoot)
         try purchases.spill(table.drain())
         try writeHorizon(into: purchasesSegmentPath)
+        try writeFormat(into: purchasesSegmentPath)
         try purchases.seal(as: final, next: purchasesSegmentPath)
         try renewals.seal(as: Self.join(final, Self.renewalsFolder), next: renewalsSegmentPath)
         return relative
@@ -145,9 +153,28 @@ public final class HistoryCollector {
         }
     }
 
-    /// Takes in the spill of a part committed by an earlier attempt (`relative` as `sealPart` returned it).
+    private func writeFormat(into folder: String) throws(HistoryError) {
+        let path = Self.join(folder, SpillFormat.versionFile)
+        guard FileManager.default.createFile(atPath: path, contents: Data(SpillFormat.version.utf8)) else {
+            throw HistoryError.system("cannot write", path)
+        }
+    }
+
+    /// Takes in the spill of a part committed by an earlier attempt (`relative` as `sealPart` returned it). A
+    /// spill in another layout than this build's (written by another build of receiptflow) is refused.
     public func adoptPart(_ relative: String) throws(HistoryError) {
         let folder = Self.join(directory, relative)
+        if FileManager.default.fileExists(atPath: Self.join(folder, "horizon")) {
+            let format = FileManager.default.contents(atPath: Self.join(folder, SpillFormat.versionFile))
+                .flatMap { String(data: $0, encoding: .utf8) }
+            guard format == SpillFormat.version else {
+                throw HistoryError(
+                    "\(folder) holds a history spill written by another build of receiptflow ("
+                        + (format.map { "'\($0)'" } ?? "no format named") + ", this build reads '"
+                        + SpillFormat.version + "'); resume with the receiptflow that began the run, or remove "
+                        + "the output directory and export again")
+            }
+        }
         guard let data = FileManager.default.contents(atPath: Self.join(folder, "horizon")),
             let text = String(data: data, encoding: .utf8)
         else {
@@ -272,6 +299,8 @@ public final class HistoryCollector {
             result.events = eventRows.rows
             result.daily = dailyRows.rows
             result.spilledBytes = purchases.spilledBytes + periods.spilledBytes + renewals.spilledBytes
+            result.spilledPurchaseBytes = purchases.spilledBytes
+            result.spilledPurchaseRecords = purchases.spilledRecords
             // The first table's name is the last to appear, so that a table under its final name means the others
             // are there too.
             var finished: [String] = []

@@ -26,7 +26,7 @@ public enum HistoryStateFormat {
     static let magic: [UInt8] = Array("RFHSTATE".utf8)
     /// The format version this build writes and reads. A change to the file's framing or to a record encoding
     /// must change it.
-    public static let version: Int32 = 1
+    public static let version: Int32 = 2
     /// The longest frame a reader accepts.
     static let maxFrame = 64 << 20
 

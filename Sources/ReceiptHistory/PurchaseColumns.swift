@@ -105,39 +105,55 @@ struct PurchaseRowVisitor: PurchaseRecordVisitor {
     mutating func state(_ v: inout Recency?) {}
 }
 
-/// Writes a record's fields in visit order, each byte string as its bytes (length first).
+/// Writes a record's fields in visit order, compactly: byte strings as a varint length and their bytes, numbers
+/// as zigzag varints, a null as a single 0 (a present value is stored plus one), and each timestamp as the
+/// difference from the record's previous one (a purchase's dates lie close together, so most take two to four
+/// bytes instead of nine).
 struct PurchaseEncoder: PurchaseRecordVisitor {
     var w: SpillWriter
     let text: [UInt8]
+    /// The previous timestamp written (0 before the first).
+    private var base: Int64 = 0
+
+    init(w: SpillWriter, text: [UInt8]) {
+        self.w = w
+        self.text = text
+    }
 
     mutating func text(_ name: StaticString, _ v: inout TextSpan) {
         let s = v
-        text.withUnsafeBytes { t in
-            let b = t.span(s)
-            w.i32(Int32(b.count))
-            w.bytes.append(contentsOf: b)
-        }
+        text.withUnsafeBytes { w.bytes($0.span(s)) }
     }
 
     mutating func text(_ name: StaticString, _ v: inout TextSpan?) {
-        guard v != nil else { return w.u8(0) }
-        w.u8(1)
-        text(name, &v!)
+        guard let s = v else { return w.u8(0) }
+        w.varint(UInt64(s.count) + 1)
+        text.withUnsafeBytes { w.bytes.append(contentsOf: $0.span(s)) }
     }
 
-    mutating func int32(_ name: StaticString, _ v: inout Int32?) { w.i32(v) }
-    mutating func int64(_ name: StaticString, _ v: inout Int64?) { w.i64(v) }
-    mutating func timestamp(_ name: StaticString, _ v: inout Int64?) { w.i64(v) }
+    mutating func int32(_ name: StaticString, _ v: inout Int32?) { w.optional(v.map { Int64($0) }) }
+    mutating func int64(_ name: StaticString, _ v: inout Int64?) { w.optional(v) }
+
+    mutating func timestamp(_ name: StaticString, _ v: inout Int64?) {
+        guard let t = v else { return w.u8(0) }
+        w.optional(t &- base)
+        base = t
+    }
+
     mutating func bool(_ name: StaticString, _ v: inout Bool?) { w.bool(v) }
     mutating func environment(_ name: StaticString, _ v: inout HistoryEnvironment) { w.u8(v.rawValue) }
-    mutating func count(_ name: StaticString, _ v: inout Int64) { w.i64(v) }
-    mutating func source(_ name: StaticString, _ v: inout Int64) { w.i64(v) }
-    mutating func state(_ v: inout Int64) { w.i64(v) }
+    mutating func count(_ name: StaticString, _ v: inout Int64) { w.zigzag(v) }
+    mutating func source(_ name: StaticString, _ v: inout Int64) { w.zigzag(v) }
+    mutating func state(_ v: inout Int64) { w.zigzag(v) }
+    mutating func stateTime(_ v: inout Int64) { w.zigzag(v &- base) }
 
     mutating func state(_ v: inout Recency?) {
         guard let r = v else { return w.u8(0) }
         w.u8(1)
-        r.encode(into: &w)
+        w.zigzag(r.created &- base)
+        w.zigzag(r.input)
+        w.zigzag(r.line)
+        w.zigzag(r.entry)
     }
 }
 
@@ -147,6 +163,7 @@ struct PurchaseDecoder: PurchaseRecordVisitor {
     var r: SpillReader
     var text: [UInt8] = []
     var failure: HistoryError? = nil
+    private var base: Int64 = 0
 
     init(_ r: SpillReader) { self.r = r }
 
@@ -160,31 +177,45 @@ struct PurchaseDecoder: PurchaseRecordVisitor {
         }
     }
 
+    private mutating func bytes(_ count: Int) -> TextSpan {
+        let at = text.count
+        guard failure == nil else { return .empty }
+        do throws(HistoryError) {
+            text.append(contentsOf: try r.bytes(count))
+        } catch {
+            failure = error
+        }
+        return TextSpan(offset: Int32(at), count: Int32(text.count - at))
+    }
+
     mutating func text(_ name: StaticString, _ v: inout TextSpan) {
-        let bytes = read([]) { r throws(HistoryError) in try r.text() }
-        v = TextSpan(offset: Int32(text.count), count: Int32(bytes.count))
-        text.append(contentsOf: bytes)
+        v = bytes(Int(read(0) { r throws(HistoryError) in try r.varint32() }))
     }
 
     mutating func text(_ name: StaticString, _ v: inout TextSpan?) {
-        guard read(0, { r throws(HistoryError) in try r.u8() }) != 0 else {
-            v = nil
-            return
-        }
-        var s = TextSpan.empty
-        text(name, &s)
-        v = s
+        let n = read(0) { r throws(HistoryError) in try r.varint32() }
+        v = n == 0 ? nil : bytes(Int(n) - 1)
     }
 
     mutating func int32(_ name: StaticString, _ v: inout Int32?) {
-        v = read(nil) { r throws(HistoryError) in try r.optionalI32() }
+        let n = read(nil) { r throws(HistoryError) in try r.optional() }
+        guard let n else { return v = nil }
+        guard let narrow = Int32(exactly: n) else {
+            if failure == nil { failure = HistoryError(.spillDamaged, detail: "a number is out of range") }
+            return
+        }
+        v = narrow
     }
 
     mutating func int64(_ name: StaticString, _ v: inout Int64?) {
-        v = read(nil) { r throws(HistoryError) in try r.optionalI64() }
+        v = read(nil) { r throws(HistoryError) in try r.optional() }
     }
 
-    mutating func timestamp(_ name: StaticString, _ v: inout Int64?) { int64(name, &v) }
+    mutating func timestamp(_ name: StaticString, _ v: inout Int64?) {
+        guard let d = read(nil, { r throws(HistoryError) in try r.optional() }) else { return v = nil }
+        base = base &+ d
+        v = base
+    }
 
     mutating func bool(_ name: StaticString, _ v: inout Bool?) {
         v = read(nil) { r throws(HistoryError) in try r.optionalBool() }
@@ -201,10 +232,16 @@ struct PurchaseDecoder: PurchaseRecordVisitor {
 
     mutating func count(_ name: StaticString, _ v: inout Int64) { state(&v) }
     mutating func source(_ name: StaticString, _ v: inout Int64) { state(&v) }
-    mutating func state(_ v: inout Int64) { v = read(0) { r throws(HistoryError) in try r.i64() } }
+    mutating func state(_ v: inout Int64) { v = read(0) { r throws(HistoryError) in try r.zigzag() } }
+    mutating func stateTime(_ v: inout Int64) { v = base &+ read(0) { r throws(HistoryError) in try r.zigzag() } }
 
     mutating func state(_ v: inout Recency?) {
-        v = read(nil) { r throws(HistoryError) in try r.u8() == 0 ? nil : try Recency.decode(&r) }
+        let base = self.base
+        v = read(nil) { r throws(HistoryError) in
+            guard try r.u8() != 0 else { return nil }
+            return Recency(
+                created: base &+ (try r.zigzag()), input: try r.zigzag(), line: try r.zigzag(), entry: try r.zigzag())
+        }
     }
 }
 

@@ -239,6 +239,12 @@ protocol PurchaseRecordVisitor: PurchaseFactVisitor {
     /// State the merge needs that is no column.
     mutating func state(_ v: inout Int64)
     mutating func state(_ v: inout Recency?)
+    /// State that is a time (epoch milliseconds; `Int64.min` for none).
+    mutating func stateTime(_ v: inout Int64)
+}
+
+extension PurchaseRecordVisitor {
+    mutating func stateTime(_ v: inout Int64) { state(&v) }
 }
 
 extension PurchaseRecord {
@@ -252,7 +258,7 @@ extension PurchaseRecord {
         v.count("occurrences", &occurrences)
         v.source("source", &newest.input)
         v.count("line", &newest.line)
-        v.state(&newest.created)
+        v.stateTime(&newest.created)
         v.state(&newest.entry)
         v.state(&cancelledAt)
         v.state(&userAt)

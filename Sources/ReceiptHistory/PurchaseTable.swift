@@ -74,6 +74,17 @@ struct PurchaseTable {
         b.count == 0 || memcmp(k.baseAddress! + offset, b.baseAddress!, b.count) == 0
     }
 
+    /// Empties the table but keeps its storage, so that refilling it after a spill writes to memory already
+    /// mapped instead of growing new arrays page by page.
+    mutating func removeAll() {
+        records.removeAll(keepingCapacity: true)
+        keys.removeAll(keepingCapacity: true)
+        slots.withUnsafeMutableBufferPointer { s in
+            for i in s.indices { s[i].record = 0 }
+        }
+        bytes = 0
+    }
+
     /// Takes every record out, leaving the table empty.
     mutating func drain() -> [PurchaseRecord] {
         let all = records

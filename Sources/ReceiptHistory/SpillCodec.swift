@@ -1,11 +1,34 @@
 import Foundation
 
-/// Appends the binary form of spilled records: little-endian fixed-width integers, length-prefixed byte strings
-/// and one-byte presence flags for optional values. The format lives only inside one run's spill folder.
+/// Appends the binary form of spilled records: little-endian fixed-width integers or LEB128 varints (signed ones
+/// zigzag-coded, so that small magnitudes take one byte), length-prefixed byte strings and one-byte presence flags
+/// for optional values. The format lives only inside one run's spill folder (`SpillFormat`).
 struct SpillWriter {
     var bytes: [UInt8] = []
 
     mutating func u8(_ v: UInt8) { bytes.append(v) }
+
+    /// `v` in 7-bit groups, least significant first, each with a continuation bit (1 to 10 bytes).
+    @inline(__always)
+    mutating func varint(_ v: UInt64) {
+        var v = v
+        while v >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
+    }
+
+    /// A signed value, zigzag-coded (0, -1, 1, -2, ... become 0, 1, 2, 3, ...).
+    @inline(__always)
+    mutating func zigzag(_ v: Int64) { varint(UInt64(bitPattern: (v << 1) ^ (v >> 63))) }
+
+    /// A byte string: its length as a varint, then its bytes.
+    @inline(__always)
+    mutating func bytes(_ b: UnsafeRawBufferPointer) {
+        varint(UInt64(b.count))
+        bytes.append(contentsOf: b)
+    }
 
     mutating func i64(_ v: Int64) {
         withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
@@ -42,6 +65,17 @@ struct SpillWriter {
         guard let v else { return u8(0) }
         u8(v ? 2 : 1)
     }
+
+    /// An optional signed value in one varint: 0 for nil, otherwise its zigzag code plus one (65 bits for the one
+    /// value whose code is `UInt64.max`).
+    @inline(__always)
+    mutating func optional(_ v: Int64?) {
+        guard let v else { return u8(0) }
+        let z = UInt64(bitPattern: (v << 1) ^ (v >> 63))
+        guard z == UInt64.max else { return varint(z + 1) }
+        bytes.append(contentsOf: repeatElement(0x80, count: 9))
+        bytes.append(0x02)
+    }
 }
 
 /// Reads what `SpillWriter` wrote. A record cut short or out of range means the spill was damaged on disk.
@@ -75,6 +109,60 @@ struct SpillReader {
         try need(4)
         defer { offset += 4 }
         return Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Int32.self))
+    }
+
+    mutating func varint() throws(HistoryError) -> UInt64 {
+        var v: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let b = try u8()
+            // The tenth byte may carry only the top bit of 64.
+            if shift == 63 && b > 1 { throw HistoryError(.spillDamaged, detail: "a number is out of range") }
+            v |= UInt64(b & 0x7f) << shift
+            if b < 0x80 { return v }
+            shift += 7
+        }
+    }
+
+    /// What `SpillWriter.optional` wrote.
+    mutating func optional() throws(HistoryError) -> Int64? {
+        var v: UInt64 = 0
+        var shift: UInt64 = 0
+        var b: UInt8 = 0
+        repeat {
+            b = try u8()
+            if shift == 63 {
+                // Bit 64 stands for 2^64: only the code of Int64.min (UInt64.max) plus one has it.
+                guard b <= 1 || (b == 2 && v == 0) else {
+                    throw HistoryError(.spillDamaged, detail: "a number is out of range")
+                }
+                if b == 2 { return Int64.min }
+            }
+            v |= UInt64(b & 0x7f) << shift
+            shift += 7
+        } while b >= 0x80
+        guard v != 0 else { return nil }
+        let z = v - 1
+        return Int64(bitPattern: z >> 1) ^ -Int64(bitPattern: z & 1)
+    }
+
+    mutating func zigzag() throws(HistoryError) -> Int64 {
+        let u = try varint()
+        return Int64(bitPattern: u >> 1) ^ -Int64(bitPattern: u & 1)
+    }
+
+    /// A varint that must fit `Int32` (a length or a narrow column).
+    mutating func varint32() throws(HistoryError) -> Int32 {
+        let u = try varint()
+        guard u <= UInt64(Int32.max) else { throw HistoryError(.spillDamaged, detail: "a number is out of range") }
+        return Int32(u)
+    }
+
+    /// `n` bytes in place (valid while the reader's buffer is).
+    mutating func bytes(_ n: Int) throws(HistoryError) -> UnsafeRawBufferPointer {
+        try need(n)
+        defer { offset += n }
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + n)])
     }
 
     mutating func text() throws(HistoryError) -> [UInt8] {

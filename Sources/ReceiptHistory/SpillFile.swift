@@ -14,11 +14,13 @@ final class SpillAppender {
     let path: String
     private var buffer: [UInt8] = []
     private let limit: Int
+    private let codec: SpillBlockCodec
     private(set) var bytesWritten: Int64 = 0
 
     /// Creates the file (empty when it is new; appended to when it exists).
-    init(path: String, bufferBytes: Int = 64 << 10) throws(HistoryError) {
+    init(path: String, codec: SpillBlockCodec, bufferBytes: Int = 64 << 10) throws(HistoryError) {
         self.path = path
+        self.codec = codec
         limit = bufferBytes
         let fd = try Self.open(path)
         Glibc.close(fd)
@@ -32,9 +34,14 @@ final class SpillAppender {
         }
     }
 
-    func append(_ bytes: [UInt8]) throws(HistoryError) {
-        buffer.append(contentsOf: bytes)
+    /// Appends whole framed records (`appendFramed`) as one compressed block; returns the bytes the block takes
+    /// in the file.
+    @discardableResult
+    func append(_ records: [UInt8]) throws(HistoryError) -> Int {
+        guard !records.isEmpty else { return 0 }
+        let n = try codec.appendBlock(records, to: &buffer)
         if buffer.count >= limit { try flush() }
+        return n
     }
 
     func flush() throws(HistoryError) {
@@ -74,77 +81,98 @@ final class SpillAppender {
     }
 }
 
-/// Reads a spill file record by record through a buffer, refilled at record boundaries.
+/// Reads a spill file record by record, one block at a time: the block's compressed bytes into the codec's
+/// scratch (shared by the scanners of a merge, which read in turn), its records into this scanner's buffer.
 final class SpillScanner<R: SpillRecord> {
     let path: String
     private var fd: Int32
-    private var buffer: [UInt8] = []
+    private let codec: SpillBlockCodec
+    /// The current block's records; `start..<end` is what is left of them.
+    private var records: [UInt8] = []
     private var start = 0
     private var end = 0
-    private var eof = false
 
-    init(path: String, bufferBytes: Int = 64 << 10) throws(HistoryError) {
+    init(path: String, codec: SpillBlockCodec) throws(HistoryError) {
         self.path = path
+        self.codec = codec
         fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 { throw HistoryError.system("cannot open the history spill", path) }
-        buffer = [UInt8](repeating: 0, count: bufferBytes)
     }
 
     deinit { if fd >= 0 { Glibc.close(fd) } }
 
     /// The next record, or nil at the end of the file.
     func next() throws(HistoryError) -> R? {
-        while true {
-            if start < end {
-                // A record is framed by its length (u32) so a partial one is detected before decoding.
-                if end - start >= 4 {
-                    let n = buffer.withUnsafeBytes {
-                        Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
-                    }
-                    if end - start >= 4 + n {
-                        let record: Result<R, HistoryError> = buffer.withUnsafeBytes { p in
-                            var r = SpillReader(UnsafeRawBufferPointer(rebasing: p[(start + 4)..<(start + 4 + n)]))
-                            do throws(HistoryError) { return .success(try R.decode(&r)) } catch {
-                                return .failure(error)
-                            }
-                        }
-                        start += 4 + n
-                        return try record.get()
-                    }
-                    if 4 + n > buffer.count { buffer += [UInt8](repeating: 0, count: 4 + n - buffer.count) }
-                }
-            }
-            if eof {
-                if start < end { throw HistoryError(.spillDamaged, path: path, detail: "it ends inside a record") }
-                return nil
-            }
-            try refill()
+        while start == end {
+            guard try readBlock() else { return nil }
         }
+        let record: Result<R, HistoryError> = records.withUnsafeBytes { p in
+            var r = SpillReader(UnsafeRawBufferPointer(rebasing: p[start..<end]))
+            do throws(HistoryError) {
+                // A record is framed by its length, so that one decoding short or long is noticed.
+                let n = Int(try r.varint32())
+                var body = SpillReader(try r.bytes(n))
+                let decoded = try R.decode(&body)
+                if !body.atEnd { throw HistoryError(.spillDamaged, detail: "a record is longer than it reads") }
+                start += r.offset
+                return .success(decoded)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try record.get()
     }
 
-    private func refill() throws(HistoryError) {
-        if start > 0 {
-            let live = end - start
-            if live > 0 {
-                buffer.withUnsafeMutableBytes { p in
-                    p.baseAddress!.advanced(by: 0).copyMemory(from: p.baseAddress! + start, byteCount: live)
-                }
-            }
-            start = 0
-            end = live
+    /// Reads and decompresses the next block; false at the end of the file.
+    private func readBlock() throws(HistoryError) -> Bool {
+        var header = [UInt8](repeating: 0, count: SpillFormat.headerBytes)
+        let got = try readFully(&header, SpillFormat.headerBytes)
+        if got == 0 { return false }
+        guard got == SpillFormat.headerBytes else {
+            throw HistoryError(.spillDamaged, path: path, detail: "it ends inside a block")
         }
-        let room = buffer.count - end
-        let n = buffer.withUnsafeMutableBytes { p in read(fd, p.baseAddress! + end, room) }
-        if n < 0 {
-            if errno == EINTR { return }
+        let count = header.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self))) }
+        let stored = header.withUnsafeBytes {
+            Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
+        }
+        guard count > 0, count <= SpillFormat.maximumBlockBytes, stored <= SpillFormat.maximumBlockBytes else {
+            throw HistoryError(.spillDamaged, path: path, detail: "a block's size is out of range")
+        }
+        if codec.scratch.count < stored { codec.scratch = [UInt8](repeating: 0, count: stored) }
+        guard try readFully(&codec.scratch, stored) == stored else {
+            throw HistoryError(.spillDamaged, path: path, detail: "it ends inside a block")
+        }
+        try codec.decompress(stored: stored, count: count, into: &records, path: path)
+        start = 0
+        end = count
+        return true
+    }
+
+    /// Reads up to `count` bytes into the start of `buffer`; fewer only at the end of the file.
+    private func readFully(_ buffer: inout [UInt8], _ count: Int) throws(HistoryError) -> Int {
+        var done = 0
+        var failure: Int32 = 0
+        buffer.withUnsafeMutableBytes { p in
+            while done < count {
+                let n = read(fd, p.baseAddress! + done, count - done)  // done < count <= p.count
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                if n == 0 { return }
+                done += n
+            }
+        }
+        if failure != 0 {
+            errno = failure
             throw HistoryError.system("cannot read the history spill", path)
         }
-        if n == 0 { eof = true }
-        end += n
+        return done
     }
 }
 
-/// Appends `record` framed by its length.
+/// Appends `record` framed by its length as a little-endian uint32 (the history state file's framing).
 func appendFramed<R: SpillRecord>(_ record: R, into w: inout SpillWriter) {
     let at = w.bytes.count
     w.i32(0)
@@ -153,4 +181,13 @@ func appendFramed<R: SpillRecord>(_ record: R, into w: inout SpillWriter) {
     withUnsafeBytes(of: n) { p in
         for i in 0..<4 { w.bytes[at + i] = p[i] }
     }
+}
+
+/// Appends `record` framed by its length as a varint (the spill's framing; records are encoded into `scratch`
+/// first).
+func appendFramed<R: SpillRecord>(_ record: R, into w: inout SpillWriter, scratch: inout SpillWriter) {
+    scratch.bytes.removeAll(keepingCapacity: true)
+    record.encode(into: &scratch)
+    w.varint(UInt64(scratch.bytes.count))
+    w.bytes.append(contentsOf: scratch.bytes)
 }

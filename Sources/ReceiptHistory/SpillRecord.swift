@@ -7,6 +7,8 @@ protocol SpillRecord: Sendable {
     var estimatedBytes: Int { get }
     func partition(_ count: Int, seed: UInt64) -> Int
     static func precedes(_ a: Self, _ b: Self) -> Bool
+    /// Positions of `records` (distinct keys) in `precedes` order; see `SpillOrder.swift`.
+    static func rowOrder(_ records: [Self]) -> [Int32]
     func encode(into w: inout SpillWriter)
     static func decode(_ r: inout SpillReader) throws(HistoryError) -> Self
 }

@@ -25,6 +25,11 @@ final class SpillStore<R: SpillRecord> {
     private(set) var segments: [String] = []
     /// Bytes written to spill files so far (segments, re-partitions and sorted runs).
     private(set) var spilledBytes: Int64 = 0
+    /// Records written to spill files so far (each time one is written).
+    private(set) var spilledRecords: Int64 = 0
+    private var codecStorage: SpillBlockCodec? = nil
+    /// A record's encoding before it is framed.
+    private var scratch = SpillWriter()
     private var workCounter = 0
     /// How many runs one merge reads at once; nil: from the descriptor limit when the merge starts
     /// (`DescriptorBudget`). Tests set a small one.
@@ -36,6 +41,26 @@ final class SpillStore<R: SpillRecord> {
         self.budget = max(budget, 1 << 16)
         self.fanIn = fanIn.map { max($0, DescriptorBudget.minimumFanIn) }
         appenders = Array(repeating: nil, count: Self.partitionCount)
+    }
+
+    /// The block codec, made when the store first spills.
+    private func codec() throws(HistoryError) -> SpillBlockCodec {
+        if let c = codecStorage { return c }
+        let c = try SpillBlockCodec()
+        codecStorage = c
+        return c
+    }
+
+    /// Appends `record` to `w`, framed, and counts it.
+    private func frame(_ record: R, into w: inout SpillWriter) {
+        appendFramed(record, into: &w, scratch: &scratch)
+        spilledRecords += 1
+    }
+
+    /// Writes the framed records of `w` to `file` as one block and empties `w`.
+    private func write(_ w: inout SpillWriter, to file: SpillAppender) throws(HistoryError) {
+        spilledBytes += Int64(try file.append(w.bytes))
+        w.bytes.removeAll(keepingCapacity: true)
     }
 
     func add(_ record: R) throws(HistoryError) {
@@ -62,23 +87,18 @@ final class SpillStore<R: SpillRecord> {
         var writers = [SpillWriter](repeating: SpillWriter(), count: Self.partitionCount)
         for r in records {
             let p = r.partition(Self.partitionCount, seed: 0)
-            appendFramed(r, into: &writers[p])
-            if writers[p].bytes.count >= 64 << 10 {
-                try appender(p).append(writers[p].bytes)
-                spilledBytes += Int64(writers[p].bytes.count)
-                writers[p].bytes.removeAll(keepingCapacity: true)
-            }
+            frame(r, into: &writers[p])
+            if writers[p].bytes.count >= SpillFormat.blockBytes { try write(&writers[p], to: try appender(p)) }
         }
         for p in 0..<Self.partitionCount where !writers[p].bytes.isEmpty {
-            try appender(p).append(writers[p].bytes)
-            spilledBytes += Int64(writers[p].bytes.count)
+            try write(&writers[p], to: try appender(p))
         }
         for a in appenders { try a?.flush() }
     }
 
     private func appender(_ p: Int) throws(HistoryError) -> SpillAppender {
         if let a = appenders[p] { return a }
-        let a = try SpillAppender(path: segment + "/" + Self.partitionName(p))
+        let a = try SpillAppender(path: segment + "/" + Self.partitionName(p), codec: try codec())
         appenders[p] = a
         return a
     }
@@ -111,11 +131,10 @@ final class SpillStore<R: SpillRecord> {
     func reduce(pending: [R] = [], _ emit: (R) throws(HistoryError) -> Void) throws(HistoryError) {
         let spilled = segments.count > 0 || appenders.contains { $0 != nil }
         if !spilled {
-            var sorted = memory.isEmpty ? pending : Array(memory.values) + pending
+            let held = memory.isEmpty ? pending : Array(memory.values) + pending
             memory = [:]
-            sorted.sort(by: R.precedes)
             memoryBytes = 0
-            for r in sorted { try emit(r) }
+            for i in R.rowOrder(held) { try emit(held[Int(i)]) }
             return
         }
         try spill()
@@ -147,12 +166,14 @@ final class SpillStore<R: SpillRecord> {
         var overflowWriters: [SpillWriter] = []
         let fan = 16
         for f in files {
-            let scanner = try SpillScanner<R>(path: f)
+            let scanner = try SpillScanner<R>(path: f, codec: try codec())
             while let r = try scanner.next() {
                 if !overflow.isEmpty {
                     let p = r.partition(fan, seed: seed)
-                    appendFramed(r, into: &overflowWriters[p])
-                    if overflowWriters[p].bytes.count >= 64 << 10 { try flushOverflow(p, &overflow, &overflowWriters) }
+                    frame(r, into: &overflowWriters[p])
+                    if overflowWriters[p].bytes.count >= SpillFormat.blockBytes {
+                        try flushOverflow(p, &overflow, &overflowWriters)
+                    }
                     continue
                 }
                 let k = r.storeKey
@@ -165,12 +186,12 @@ final class SpillStore<R: SpillRecord> {
                     overflow = Array(repeating: nil, count: fan)
                     overflowWriters = Array(repeating: SpillWriter(), count: fan)
                     for (p, name) in (0..<fan).map({ ($0, nextWorkName()) }) {
-                        overflow[p] = try SpillAppender(path: name)
+                        overflow[p] = try SpillAppender(path: name, codec: try codec())
                     }
                     for held in table.values {
                         let p = held.partition(fan, seed: seed)
-                        appendFramed(held, into: &overflowWriters[p])
-                        if overflowWriters[p].bytes.count >= 64 << 10 {
+                        frame(held, into: &overflowWriters[p])
+                        if overflowWriters[p].bytes.count >= SpillFormat.blockBytes {
                             try flushOverflow(p, &overflow, &overflowWriters)
                         }
                     }
@@ -192,21 +213,15 @@ final class SpillStore<R: SpillRecord> {
             }
             return
         }
-        var sorted = Array(table.values)
+        let held = Array(table.values)
         table = [:]
-        sorted.sort(by: R.precedes)
-        let run = try SpillAppender(path: nextWorkName(), bufferBytes: 256 << 10)
+        let run = try SpillAppender(path: nextWorkName(), codec: try codec(), bufferBytes: 256 << 10)
         var w = SpillWriter()
-        for r in sorted {
-            appendFramed(r, into: &w)
-            if w.bytes.count >= 256 << 10 {
-                try run.append(w.bytes)
-                spilledBytes += Int64(w.bytes.count)
-                w.bytes.removeAll(keepingCapacity: true)
-            }
+        for i in R.rowOrder(held) {
+            frame(held[Int(i)], into: &w)
+            if w.bytes.count >= SpillFormat.blockBytes { try write(&w, to: run) }
         }
-        try run.append(w.bytes)
-        spilledBytes += Int64(w.bytes.count)
+        try write(&w, to: run)
         try run.close(sync: false)
         for f in files where f.hasPrefix(workDirectory) { unlink(f) }
         runs.append(run.path)
@@ -216,9 +231,7 @@ final class SpillStore<R: SpillRecord> {
         throws(HistoryError)
     {
         guard !writers[p].bytes.isEmpty else { return }
-        try files[p]!.append(writers[p].bytes)
-        spilledBytes += Int64(writers[p].bytes.count)
-        writers[p].bytes.removeAll(keepingCapacity: true)
+        try write(&writers[p], to: files[p]!)
     }
 
     private func nextWorkName() -> String {
@@ -243,18 +256,13 @@ final class SpillStore<R: SpillRecord> {
                     next.append(group[0])
                     continue
                 }
-                let merged = try SpillAppender(path: nextWorkName(), bufferBytes: 256 << 10)
+                let merged = try SpillAppender(path: nextWorkName(), codec: try codec(), bufferBytes: 256 << 10)
                 var w = SpillWriter()
                 try merge(group) { r throws(HistoryError) in
-                    appendFramed(r, into: &w)
-                    if w.bytes.count >= 256 << 10 {
-                        try merged.append(w.bytes)
-                        spilledBytes += Int64(w.bytes.count)
-                        w.bytes.removeAll(keepingCapacity: true)
-                    }
+                    frame(r, into: &w)
+                    if w.bytes.count >= SpillFormat.blockBytes { try write(&w, to: merged) }
                 }
-                try merged.append(w.bytes)
-                spilledBytes += Int64(w.bytes.count)
+                try write(&w, to: merged)
                 try merged.close(sync: false)
                 next.append(merged.path)
             }
@@ -268,7 +276,7 @@ final class SpillStore<R: SpillRecord> {
         var scanners: [SpillScanner<R>] = []
         var heap: [(R, Int)] = []
         for path in runs {
-            let s = try SpillScanner<R>(path: path, bufferBytes: 64 << 10)
+            let s = try SpillScanner<R>(path: path, codec: try codec())
             scanners.append(s)
             if let r = try s.next() { heap.append((r, scanners.count - 1)) }
         }

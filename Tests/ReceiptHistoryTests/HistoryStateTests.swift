@@ -135,7 +135,7 @@ struct HistoryStateTests {
 
     @Test("another format version is refused as foreign; a cut or foreign file is refused")
     func foreignAndCut() throws {
-        #expect(try damaged { $0[8] = 2 } == .foreignVersion)
+        #expect(try damaged { $0[8] = UInt8(truncatingIfNeeded: HistoryStateFormat.version + 1) } == .foreignVersion)
         #expect(try damaged { $0.removeLast(20) } == .checksumMismatch)
         #expect(try damaged { $0[0] = UInt8(ascii: "X") } == .notState)
         #expect(try damaged { $0 = Array($0.prefix(5)) } == .notState)
