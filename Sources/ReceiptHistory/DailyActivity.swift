@@ -106,6 +106,7 @@ struct DailyActivity {
         }
         var levels = [[Int64]](repeating: Array(repeating: 0, count: DailyColumn.snapshotCount), count: order.count)
         var live = Set<Int>()
+        var row = [Int64](repeating: 0, count: width)
         let days = byDay.keys.sorted()
         var next = 0
         var day = days.first.map { min($0, firstDay) } ?? firstDay
@@ -122,8 +123,18 @@ struct DailyActivity {
             }
             if day >= firstDay {
                 for r in live.union(flows.keys).sorted() {
-                    let counts = levels[r] + (flows[r] ?? Array(repeating: 0, count: 7))
-                    if counts.contains(where: { $0 != 0 }) { try emit(day, productList[order[r]], counts) }
+                    // One row's counts, filled in place: levels, then the day's flows (zero without any).
+                    var any = false
+                    for c in 0..<DailyColumn.snapshotCount {
+                        row[c] = levels[r][c]
+                        any = any || row[c] != 0
+                    }
+                    let f = flows[r]
+                    for c in 0..<(width - DailyColumn.snapshotCount) {
+                        row[DailyColumn.snapshotCount + c] = f?[c] ?? 0
+                        any = any || row[DailyColumn.snapshotCount + c] != 0
+                    }
+                    if any { try emit(day, productList[order[r]], row) }
                 }
             }
             // Days with no change and nothing live are skipped.
