@@ -33,7 +33,9 @@ struct DailyActivity {
     }
     private var products: [DailyProduct: Int] = [:]
     private var productList: [DailyProduct] = []
-    private var changes: [Key: [Int64]] = [:]
+    /// Per (day, product), a slot of `DailyColumn.allCases.count` counts in `counts`.
+    private var changes: [Key: Int] = [:]
+    private var counts: [Int64] = []
     /// The day of the earliest purchase_date of any period.
     private(set) var firstDay: Int64? = nil
 
@@ -45,7 +47,8 @@ struct DailyActivity {
         firstDay = min(firstDay ?? d, d)
     }
 
-    private mutating func index(_ p: DailyProduct) -> Int {
+    /// The product's index, for `add(_:day:productIndex:_:)`.
+    mutating func index(_ p: DailyProduct) -> Int {
         if let i = products[p] { return i }
         products[p] = productList.count
         productList.append(p)
@@ -53,21 +56,35 @@ struct DailyActivity {
     }
 
     mutating func add(_ column: DailyColumn, day: Int64, product: DailyProduct, _ n: Int64) {
-        let key = Key(day: day, product: index(product))
-        changes[key, default: Array(repeating: 0, count: DailyColumn.allCases.count)][column.rawValue] += n
+        add(column, day: day, productIndex: index(product), n)
     }
 
-    /// A subscription's snapshot moved on `day` from `old` to `new` (nil: counted in no column).
-    mutating func move(
-        day: Int64, from old: DailySnapshot?, to new: DailySnapshot?, product: (Int) -> DailyProduct
-    ) {
-        for (s, n) in [(old, Int64(-1)), (new, Int64(1))] {
-            guard let s else { continue }
-            let p = product(s.period)
-            add(s.column, day: day, product: p, n)
-            if s.trial { add(.activeTrial, day: day, product: p, n) }
-            if s.intro { add(.activeIntro, day: day, product: p, n) }
+    /// `add` for a product by its `index`.
+    mutating func add(_ column: DailyColumn, day: Int64, productIndex: Int, _ n: Int64) {
+        let width = DailyColumn.allCases.count
+        let key = Key(day: day, product: productIndex)
+        let slot: Int
+        if let s = changes[key] {
+            slot = s
+        } else {
+            slot = counts.count / width
+            changes[key] = slot
+            counts.append(contentsOf: repeatElement(0, count: width))
         }
+        counts[slot * width + column.rawValue] += n
+    }
+
+    /// A subscription's snapshot moved on `day` from `old` to `new` (nil: counted in no column); `product` gives
+    /// the product index of a period.
+    mutating func move(day: Int64, from old: DailySnapshot?, to new: DailySnapshot?, product: (Int) -> Int) {
+        if let old { count(old, day: day, productIndex: product(old.period), -1) }
+        if let new { count(new, day: day, productIndex: product(new.period), 1) }
+    }
+
+    private mutating func count(_ s: DailySnapshot, day: Int64, productIndex p: Int, _ n: Int64) {
+        add(s.column, day: day, productIndex: p, n)
+        if s.trial { add(.activeTrial, day: day, productIndex: p, n) }
+        if s.intro { add(.activeIntro, day: day, productIndex: p, n) }
     }
 
     /// The rows from the first day to the day of `asOf`, in row order (day, then product), rows whose counts are
@@ -83,9 +100,13 @@ struct DailyActivity {
         var rank = [Int](repeating: 0, count: productList.count)
         for (r, i) in order.enumerated() { rank[i] = r }
         var byDay: [Int64: [(rank: Int, counts: [Int64])]] = [:]
-        for (k, v) in changes where k.day <= lastDay { byDay[k.day, default: []].append((rank[k.product], v)) }
+        let width = DailyColumn.allCases.count
+        for (k, slot) in changes where k.day <= lastDay {
+            byDay[k.day, default: []].append((rank[k.product], Array(counts[slot * width..<(slot + 1) * width])))
+        }
         var levels = [[Int64]](repeating: Array(repeating: 0, count: DailyColumn.snapshotCount), count: order.count)
         var live = Set<Int>()
+        var row = [Int64](repeating: 0, count: width)
         let days = byDay.keys.sorted()
         var next = 0
         var day = days.first.map { min($0, firstDay) } ?? firstDay
@@ -102,8 +123,18 @@ struct DailyActivity {
             }
             if day >= firstDay {
                 for r in live.union(flows.keys).sorted() {
-                    let counts = levels[r] + (flows[r] ?? Array(repeating: 0, count: 7))
-                    if counts.contains(where: { $0 != 0 }) { try emit(day, productList[order[r]], counts) }
+                    // One row's counts, filled in place: levels, then the day's flows (zero without any).
+                    var any = false
+                    for c in 0..<DailyColumn.snapshotCount {
+                        row[c] = levels[r][c]
+                        any = any || row[c] != 0
+                    }
+                    let f = flows[r]
+                    for c in 0..<(width - DailyColumn.snapshotCount) {
+                        row[DailyColumn.snapshotCount + c] = f?[c] ?? 0
+                        any = any || row[DailyColumn.snapshotCount + c] != 0
+                    }
+                    if any { try emit(day, productList[order[r]], row) }
                 }
             }
             // Days with no change and nothing live are skipped.

@@ -201,9 +201,10 @@ public final class HistoryCollector {
     /// Merges everything and writes the four tables (temporary names, renamed at the end, or staged in `unit` to
     /// become visible with the rest of the run; on failure none is left). `asOf` defaults to the data horizon.
     ///
-    /// The purchases come out of their merge in row order; their periods go to a second store keyed by
-    /// subscription and rank, out of which each subscription's periods come together in rank order, to give its
-    /// `subscriptions` row, its `events` rows and its changes to the `daily` counts.
+    /// The purchases come out of their merge in row order; their periods are put in subscription and rank order
+    /// as they come (`PeriodStream`, which falls back to a second store keyed by subscription and rank), so that
+    /// each subscription's periods come together in rank order, to give its `subscriptions` row, its `events`
+    /// rows and its changes to the `daily` counts.
     public func finish(
         asOf: Int64?, format: OutputFormat, metadata: RunMetadata, options: SinkOptions = SinkOptions(),
         unit: CommitUnit? = nil
@@ -249,16 +250,9 @@ public final class HistoryCollector {
                 newestRenewal[r.key] = r
             }
             var daily = DailyActivity()
-            try purchases.reduce(pending: table.drain()) { p throws(HistoryError) in
-                try state.add(p)
-                try purchaseRows.append(p, inputs: inputs)
-                if p.facts.expiresDate != nil {
-                    if let d = p.facts.purchaseDate { daily.sawPurchase(d) }
-                    try periods.add(PeriodRecord(p))
-                }
-            }
-            try purchaseRows.flush()
             var group: [PeriodRecord] = []
+            // The `daily` product index of each period of `group` (periods of one product share a lookup).
+            var productIndexes: [Int] = []
             func subscription() throws(HistoryError) {
                 guard let first = group.first else { return }
                 var s = SubscriptionRecord(period: first, asOf: stateTime)
@@ -266,11 +260,19 @@ public final class HistoryCollector {
                 let renewal = newestRenewal[
                     RenewalKey(environment: s.key.environment, originalTransactionID: s.key.originalTransactionID)]
                 try subscriptionRows.append(s, renewal: renewal, asOf: stateTime)
+                productIndexes.removeAll(keepingCapacity: true)
+                for (i, p) in group.enumerated() {
+                    if i > 0 && p.productID == group[i - 1].productID {
+                        productIndexes.append(productIndexes[i - 1])
+                    } else {
+                        productIndexes.append(daily.index(product(p)))
+                    }
+                }
                 result.subscriptionsByState[s.state(asOf: stateTime, renewal: renewal), default: 0] += 1
                 for e in subscriptionEvents(group, observedThrough: s.observedThrough, renewal: renewal) {
                     try eventRows.append(event: e, of: group, user: s.userID)
                     if let a, e.date <= a {
-                        daily.add(e.kind.flow, day: DayRange.day(e.date), product: product(group[e.period]), 1)
+                        daily.add(e.kind.flow, day: DayRange.day(e.date), productIndex: productIndexes[e.period], 1)
                     }
                 }
                 if let a {
@@ -278,15 +280,26 @@ public final class HistoryCollector {
                         group, key: s.key, observedThrough: s.observedThrough, renewal: renewal,
                         days: DayRange(asOf: a)
                     ) { day, old, new in
-                        daily.move(day: day, from: old, to: new) { product(group[$0]) }
+                        daily.move(day: day, from: old, to: new) { productIndexes[$0] }
                     }
                 }
                 group.removeAll(keepingCapacity: true)
             }
-            try periods.reduce { p throws(HistoryError) in
+            func period(_ p: PeriodRecord) throws(HistoryError) {
                 if let first = group.first, first.key.subscription != p.key.subscription { try subscription() }
                 group.append(p)
             }
+            var stream = PeriodStream(store: periods)
+            try purchases.reduce(pending: table.drain()) { p throws(HistoryError) in
+                try state.add(p)
+                try purchaseRows.append(p, inputs: inputs)
+                if p.facts.expiresDate != nil {
+                    if let d = p.facts.purchaseDate { daily.sawPurchase(d) }
+                    try stream.add(PeriodRecord(p), originalID: p.facts.originalTransactionID != nil, period)
+                }
+            }
+            try purchaseRows.flush()
+            try stream.finish(period)
             try subscription()
             try subscriptionRows.flush()
             try eventRows.flush()

@@ -181,7 +181,8 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
             if dailyActive[d]?[p] == nil && (dailyActive[d]?.count ?? 0) >= ReportData.maxKeys { continue }
             dailyActive[d, default: [:]][p, default: 0] += Int(active?[r] ?? 0)
             let m = Self.monthIndex(ms)
-            var counts = dailyEvents[m] ?? Array(repeating: 0, count: Self.dailyCounts.count)
+            // Taken out while added to, so that the counts are not copied for every row.
+            var counts = dailyEvents.removeValue(forKey: m) ?? Array(repeating: 0, count: Self.dailyCounts.count)
             for (i, column) in events.enumerated() { counts[i] += Int(column?[r] ?? 0) }
             dailyEvents[m] = counts
         }
