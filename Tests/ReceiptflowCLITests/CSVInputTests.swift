@@ -229,6 +229,28 @@ private func summary(_ out: URL) throws -> [String: Any] {
         #expect(lines.allSatisfy { $0["error_code"] == "invalid_base64" }, "\(lines.map { $0["error_code"] ?? "" })")
     }
 
+    /// `--user-field` names a header column too: its cell is the record's `user_id` (quoted commas kept, an empty
+    /// cell null), and the purchases of a valid receipt carry the newest user id that has one.
+    @Test func theUserFieldNamesAHeaderColumn() throws {
+        let r = data.unwrapped
+        let text = "receipt_data,customer\n\(r[7]),\"u-1, Ltd\"\n\(r[8]),\n\(r[9]),42\n"
+        let input = data.path("users-\(UUID().uuidString).csv")
+        try Data(text.utf8).write(to: URL(fileURLWithPath: input))
+        let out = URL(fileURLWithPath: data.path("out-users-\(UUID().uuidString)"))
+        let (status, _, err) = try runTool([
+            "export", input, "--out", out.path, "--format", "csv", "--trust-anchor", data.anchor, "--quiet",
+            "--user-field", "customer",
+        ])
+        #expect(status == 0, "\(err)")
+        let rows = try receiptRows(out)
+        #expect(rows.map { $0["user_id"] ?? "?" } == ["u-1, Ltd", "", "42"])
+        #expect(rows.allSatisfy { $0["status"] == "0" }, "\(rows.map { $0["error_code"] ?? "" })")
+        let purchases = csvRows(try String(contentsOf: out.appendingPathComponent("purchases.csv"), encoding: .utf8))
+        let column = try #require(purchases.first?.firstIndex(of: "user_id"))
+        let users = Set(purchases.dropFirst().map { $0[column] })
+        #expect(!users.isEmpty && users.isSubset(of: ["u-1, Ltd", "42"]), "\(users)")
+    }
+
     /// A file whose first line is not a header stays NDJSON: the generated receipts are all valid, line by line.
     @Test func anNDJSONFileIsReadAsBefore() throws {
         let out = URL(fileURLWithPath: data.path("out-ndjson-\(UUID().uuidString)"))
