@@ -17,10 +17,6 @@ extension PurchaseRecord: SpillRecord {
     var storeKey: PurchaseKey { key }
 }
 
-extension SubscriptionRecord: SpillRecord {
-    var storeKey: SubscriptionKey { key }
-}
-
 extension RenewalRecord: SpillRecord {
     var storeKey: RenewalKey { key }
 }
