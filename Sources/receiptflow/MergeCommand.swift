@@ -9,10 +9,10 @@ let mergeUsage = """
     usage: receiptflow merge RUN ... --out DIR [--format parquet|csv|ndjson] [--as-of DATE] [--quiet]
 
     Merges the history of several runs, in the order given, as if they had been one chain of runs on bases (each
-    RUN's inputs numbered after those of the RUNs before it): writes purchases.<ext>, subscriptions.<ext>, the
-    history state (.receiptflow-state) and summary.json to DIR, equal to the history tables of one export over
-    every RUN's inputs in order (docs/incremental.md). Each RUN is an export's folder written with history; it is
-    only read. DIR must be new or empty.
+    RUN's inputs numbered after those of the RUNs before it): writes purchases.<ext>, subscriptions.<ext>,
+    events.<ext>, daily.<ext>, the history state (.receiptflow-state) and summary.json to DIR, equal to the
+    history tables of one export over every RUN's inputs in order (docs/incremental.md). Each RUN is an export's
+    folder written with history; it is only read. DIR must be new or empty, and no other run may be writing it.
 
     options:
       --out DIR                      output directory (created)
@@ -64,9 +64,8 @@ func runMerge(_ argv: [String]) -> Int32 {
     }
     var isFolder: ObjCBool = false
     let existed = FileManager.default.fileExists(atPath: out, isDirectory: &isFolder)
-    if existed && (!isFolder.boolValue || !((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).isEmpty)
-    {
-        printError("receiptflow merge: \(out) exists and is not an empty folder; give a new --out; nothing was written")
+    if existed && !isFolder.boolValue {
+        printError("receiptflow merge: \(out) exists and is not a folder; give a new --out; nothing was written")
         return 2
     }
     do {
@@ -74,6 +73,21 @@ func runMerge(_ argv: [String]) -> Int32 {
     } catch {
         printError("receiptflow merge: cannot create \(out): \(error.localizedDescription)")
         return 1
+    }
+    // Locked as an export locks its folder, then checked empty: a second merge or export into DIR cannot start
+    // between the check and the commit.
+    let lock: OutputLock
+    do throws(SinkError) {
+        lock = try OutputLock(directory: out)
+    } catch {
+        if !existed { try? FileManager.default.removeItem(atPath: out) }
+        printError("receiptflow merge: \(error.message); nothing was written")
+        return 1
+    }
+    defer { lock.release() }
+    if !((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).isEmpty {
+        printError("receiptflow merge: \(out) is not an empty folder; give a new --out; nothing was written")
+        return 2
     }
     let inputs = runs.flatMap(\.state.header.inputs)
     let collector = HistoryCollector(directory: out, inputs: inputs, resumable: false)
@@ -87,7 +101,7 @@ func runMerge(_ argv: [String]) -> Int32 {
         collector.removeSpill()
         summary.history = HistorySummary(
             asOf: r.asOf, purchases: r.purchases, subscriptions: r.subscriptions, spilledBytes: r.spilledBytes,
-            subscriptionsByState: r.subscriptionsByState)
+            subscriptionsByState: r.subscriptionsByState, events: r.events, daily: r.daily)
     } catch {
         collector.removeSpill()
         unit.discard()

@@ -4,6 +4,7 @@ every piece in order (CSV byte for byte, Parquet row for row), with --as-of, and
 killed and resumed; the per-receipt tables hold each run's own records; and every base that cannot be continued is
 refused with exit status 2 and nothing written."""
 
+import fcntl
 import filecmp
 import gzip
 import json
@@ -317,6 +318,10 @@ def test_merge_of_separate_runs_equals_one_run_and_continues_as_a_base(receiptfl
                           "--quiet"], capture_output=True, check=False)
     assert res.returncode == 0, res.stderr.decode()
     _same_history(one, again, "csv")
+    merged_counts = json.loads((again / "summary.json").read_text())["history"]
+    one_counts = json.loads((one / "summary.json").read_text())["history"]
+    for table in ("purchases", "subscriptions", "events", "daily"):
+        assert merged_counts[table] == one_counts[table], table
 
 
 def test_merge_refuses_a_run_it_cannot_read_and_writes_nothing(receiptflow, corpus, day0):
@@ -327,6 +332,20 @@ def test_merge_refuses_a_run_it_cannot_read_and_writes_nothing(receiptflow, corp
     assert res.returncode == 2
     assert "fails its checksum" in res.stderr.decode()
     assert not out.exists()
+
+
+def test_merge_into_a_folder_another_run_holds_is_refused(receiptflow, corpus, day0):
+    out = _fresh(corpus, "merge-locked")
+    out.mkdir()
+    fd = os.open(out, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        res = subprocess.run([receiptflow, "merge", str(day0), "--out", str(out)], capture_output=True, check=False)
+    finally:
+        os.close(fd)
+    assert res.returncode == 1
+    assert "nothing was written" in res.stderr.decode()
+    assert os.listdir(out) == []
 
 
 def test_resume_on_another_base_is_refused(receiptflow, corpus, day0):
