@@ -6,7 +6,10 @@ enum SubscriptionEventKind: Int, CaseIterable, Sendable {
     case refund, expire
 
     /// The `event` column's value.
-    var name: String {
+    var name: String { staticName.description }
+
+    /// The `event` column's value, as written.
+    var staticName: StaticString {
         switch self {
         case .subscribe: return "subscribe"
         case .startTrial: return "start_trial"
@@ -20,6 +23,19 @@ enum SubscriptionEventKind: Int, CaseIterable, Sendable {
         case .expire: return "expire"
         }
     }
+
+    /// The kind's place among the kinds in the bytewise order of their names (the `events` rows' order on one
+    /// date).
+    var nameRank: Int { Self.nameRanks[rawValue] }
+
+    private static let nameRanks: [Int] = {
+        let byName = allCases.sorted { a, b in
+            a.staticName.withUTF8Buffer { x in b.staticName.withUTF8Buffer { x.lexicographicallyPrecedes($0) } }
+        }
+        var ranks = [Int](repeating: 0, count: allCases.count)
+        for (rank, kind) in byName.enumerated() { ranks[kind.rawValue] = rank }
+        return ranks
+    }()
 
     /// The `daily` flow column that counts the kind.
     var flow: DailyColumn {
@@ -112,7 +128,7 @@ func subscriptionEvents(
     }
     events.sort { a, b in
         if a.date != b.date { return a.date < b.date }
-        if a.kind != b.kind { return a.kind.name.utf8.lexicographicallyPrecedes(b.kind.name.utf8) }
+        if a.kind != b.kind { return a.kind.nameRank < b.kind.nameRank }
         return compareBytes(periods[a.period].transactionID, periods[b.period].transactionID) < 0
     }
     return events
@@ -133,7 +149,10 @@ private func startKind(_ p: PeriodRecord) -> SubscriptionEventKind {
 }
 
 /// offer(p): `free_trial`, `introductory`, `promotional` or nil.
-func offerName(_ p: PeriodRecord) -> String? {
+func offerName(_ p: PeriodRecord) -> String? { offerStaticName(p)?.description }
+
+/// `offerName`, as written.
+func offerStaticName(_ p: PeriodRecord) -> StaticString? {
     if p.isTrialPeriod { return "free_trial" }
     if p.isInIntroOfferPeriod { return "introductory" }
     if p.hasPromotionalOffer { return "promotional" }
