@@ -190,7 +190,34 @@ struct SubscriptionRecord: Sendable {
         }
     }
 
+    /// What the state depends on.
+    var stateFacts: SubscriptionStateFacts {
+        SubscriptionStateFacts(
+            counted: counted, activeAtA: activeAtA, latestCountedCancelled: latestCountedCancelled,
+            latestCountedPurchaseDate: latestCounted?.purchaseDate, countedExpires: countedExpires,
+            observedThrough: observedThrough)
+    }
+
     /// The state at A; the first rule that matches wins.
+    var state: String { stateFacts.state }
+
+    /// The state at `a` refined by `n`, the newest renewal info of the row's environment and
+    /// original_transaction_id (docs/history.md, "Renewal infos (JWS)"); `state` when `n` is nil.
+    func state(asOf a: Int64, renewal n: RenewalRecord?) -> String { stateFacts.state(asOf: a, renewal: n) }
+}
+
+/// The fields of a `SubscriptionRecord` its state at A depends on (no byte strings: the state is judged at every
+/// instant of a subscription's timeline).
+struct SubscriptionStateFacts {
+    var counted: Bool
+    var activeAtA: Bool
+    var latestCountedCancelled: Bool
+    /// The purchase_date of the counted period with the greatest (purchase_date, transaction_id).
+    var latestCountedPurchaseDate: Int64?
+    var countedExpires: Int64?
+    var observedThrough: Int64?
+
+    /// `SubscriptionRecord.state`.
     var state: String {
         if !counted { return "not_started" }
         if activeAtA { return "active" }
@@ -199,11 +226,10 @@ struct SubscriptionRecord: Sendable {
         return "unknown"
     }
 
-    /// The state at `a` refined by `n`, the newest renewal info of the row's environment and
-    /// original_transaction_id (docs/history.md, "Renewal infos (JWS)"); `state` when `n` is nil.
+    /// `SubscriptionRecord.state(asOf:renewal:)`.
     func state(asOf a: Int64, renewal n: RenewalRecord?) -> String {
         guard let n, let signed = n.signedDate, counted, !activeAtA, !latestCountedCancelled,
-            let newestPeriod = latestCounted?.purchaseDate, signed <= a, signed >= newestPeriod
+            let newestPeriod = latestCountedPurchaseDate, signed <= a, signed >= newestPeriod
         else { return state }
         if n.isInBillingRetryPeriod == true {
             if let g = n.gracePeriodExpiresDate, a < g { return "grace_period" }

@@ -246,9 +246,11 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
         for d in daily.days {
             for (p, n) in zip(d.products, d.active) { peak[p] = max(peak[p] ?? 0, n) }
         }
-        let ranked = peak.indices.filter { peak[$0] != nil }.sorted { x, y in
-            peak[x]! != peak[y]! ? peak[x]! > peak[y]! : names[x] < names[y]
+        let counted: [(product: Int, peak: Int)] = peak.indices.compactMap { p in peak[p].map { (p, $0) } }
+        let ranked: [Int] = counted.sorted { x, y in
+            x.peak != y.peak ? x.peak > y.peak : names[x.product] < names[y.product]
         }
+        .map(\.product)
         let shown = Array(ranked.prefix(8))
         a.products = shown.map { names[$0] } + (ranked.count > shown.count ? ["(other products)"] : [])
         // Each product's column in a day's row: its place among those shown, else the "other products" column.
