@@ -14,6 +14,14 @@ struct DailyProduct: Hashable, Sendable {
     var bundleID: [UInt8]
     var productID: [UInt8]
 
+    /// Hashes the byte strings as blocks (the synthesized hash feeds the hasher one byte at a time).
+    func hash(into h: inout Hasher) {
+        h.combine(environment)
+        bundleID.withUnsafeBytes { h.combine(bytes: $0) }
+        h.combine(bundleID.count)
+        productID.withUnsafeBytes { h.combine(bytes: $0) }
+    }
+
     /// Environment, bundle_id, product_id; bytewise.
     static func precedes(_ a: DailyProduct, _ b: DailyProduct) -> Bool {
         if a.environment != b.environment { return a.environment < b.environment }
@@ -27,14 +35,10 @@ struct DailyProduct: Hashable, Sendable {
 /// the events of that day. Its size grows with the days and products that see a change, never with the
 /// subscriptions; `rows` turns the changes into levels with one running sum per product.
 struct DailyActivity {
-    private struct Key: Hashable {
-        var day: Int64
-        var product: Int
-    }
     private var products: [DailyProduct: Int] = [:]
     private var productList: [DailyProduct] = []
     /// Per (day, product), a slot of `DailyColumn.allCases.count` counts in `counts`.
-    private var changes: [Key: Int] = [:]
+    private var changes = DailySlots()
     private var counts: [Int64] = []
     /// The day of the earliest purchase_date of any period.
     private(set) var firstDay: Int64? = nil
@@ -67,11 +71,8 @@ struct DailyActivity {
     /// Where the counts of (`day`, product `productIndex`) start in `counts` (made zero when new).
     private mutating func slot(day: Int64, productIndex: Int) -> Int {
         let width = DailyColumn.allCases.count
-        let key = Key(day: day, product: productIndex)
-        if let s = changes[key] { return s * width }
-        let slot = counts.count / width
-        changes[key] = slot
-        counts.append(contentsOf: repeatElement(0, count: width))
+        let (slot, isNew) = changes.slot(day: day, product: productIndex)
+        if isNew { counts.append(contentsOf: repeatElement(0, count: width)) }
         return slot * width
     }
 
@@ -105,7 +106,9 @@ struct DailyActivity {
         let snapshots = DailyColumn.snapshotCount
         var dated: [(day: Int64, rank: Int, slot: Int)] = []
         dated.reserveCapacity(changes.count)
-        for (k, slot) in changes where k.day <= lastDay { dated.append((k.day, rank[k.product], slot * width)) }
+        for (slot, k) in changes.keys.enumerated() where k.day <= lastDay {
+            dated.append((k.day, rank[k.product], slot * width))
+        }
         dated.sort { $0.day != $1.day ? $0.day < $1.day : $0.rank < $1.rank }
         // Per product rank, the snapshot levels; the ranks whose levels are not all zero, in order.
         var levels = [Int64](repeating: 0, count: order.count * snapshots)

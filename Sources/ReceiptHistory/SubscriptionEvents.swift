@@ -70,8 +70,8 @@ func subscriptionEvents(
     var events: [SubscriptionEvent] = []
     // Runs of uninterrupted service: indexes of the periods that give service, in rank order.
     var runs: [(periods: [Int], end: Int64)] = []
-    for (i, p) in periods.enumerated() {
-        guard let start = p.purchaseDate, let end = serviceEnd(p), end > start else { continue }
+    for i in periods.indices {
+        guard let start = periods[i].purchaseDate, let end = serviceEnd(periods[i]), end > start else { continue }
         if let last = runs.last, start <= last.end {
             runs[runs.count - 1].periods.append(i)
             runs[runs.count - 1].end = max(last.end, end)
@@ -93,13 +93,15 @@ func subscriptionEvents(
                     withOffer: true))
         }
         for k in run.periods.indices.dropFirst() {
-            let p = periods[run.periods[k]]
-            let q = periods[run.periods[k - 1]]
+            let p = run.periods[k]
+            let q = run.periods[k - 1]
             let kind: SubscriptionEventKind
-            var previous: Int? = run.periods[k - 1]
-            if (q.isTrialPeriod || q.isInIntroOfferPeriod) && !(p.isTrialPeriod || p.isInIntroOfferPeriod) {
+            var previous: Int? = q
+            if (periods[q].isTrialPeriod || periods[q].isInIntroOfferPeriod)
+                && !(periods[p].isTrialPeriod || periods[p].isInIntroOfferPeriod)
+            {
                 kind = .convert
-            } else if p.productID != q.productID {
+            } else if periods[p].productID != periods[q].productID {
                 kind = .productChange
             } else {
                 kind = .renew
@@ -107,7 +109,7 @@ func subscriptionEvents(
             }
             events.append(
                 SubscriptionEvent(
-                    date: p.purchaseDate!, kind: kind, period: run.periods[k], previousPeriod: previous,
+                    date: periods[p].purchaseDate!, kind: kind, period: p, previousPeriod: previous,
                     withOffer: true))
         }
         let last = run.periods.last!
@@ -121,8 +123,8 @@ func subscriptionEvents(
                 SubscriptionEvent(date: run.end, kind: .expire, period: last, previousPeriod: nil, withOffer: false))
         }
     }
-    for (i, p) in periods.enumerated() where p.purchaseDate != nil && p.cancellationReason != nil {
-        if let c = p.cancellationDate {
+    for i in periods.indices where periods[i].purchaseDate != nil && periods[i].cancellationReason != nil {
+        if let c = periods[i].cancellationDate {
             events.append(SubscriptionEvent(date: c, kind: .refund, period: i, previousPeriod: nil, withOffer: false))
         }
     }

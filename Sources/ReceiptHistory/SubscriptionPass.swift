@@ -57,18 +57,18 @@ final class SubscriptionPass {
 
     /// Ends the subscription whose periods are `group`.
     private func subscription() throws(HistoryError) {
-        guard let first = group.first else { return }
-        var s = SubscriptionRecord(period: first, asOf: stateTime)
-        for p in group.dropFirst() { s.merge(SubscriptionRecord(period: p, asOf: stateTime)) }
+        guard !group.isEmpty else { return }
+        var s = SubscriptionRecord(period: group[0], asOf: stateTime)
+        for i in group.indices.dropFirst() { s.merge(period: group[i], asOf: stateTime) }
         let renewal = newestRenewal[
             RenewalKey(environment: s.key.environment, originalTransactionID: s.key.originalTransactionID)]
         try subscriptionRows.append(s, renewal: renewal, asOf: stateTime)
         productIndexes.removeAll(keepingCapacity: true)
-        for (i, p) in group.enumerated() {
-            if i > 0 && p.productID == group[i - 1].productID {
+        for i in group.indices {
+            if i > 0 && group[i].productID == group[i - 1].productID {
                 productIndexes.append(productIndexes[i - 1])
             } else {
-                productIndexes.append(daily.index(product(p)))
+                productIndexes.append(daily.index(product(group[i])))
             }
         }
         byState[s.state(asOf: stateTime, renewal: renewal), default: 0] += 1

@@ -170,6 +170,52 @@ struct SubscriptionRecord: Sendable {
         mergeCustomer(o)
     }
 
+    /// `merge(SubscriptionRecord(period: p, asOf: a))`, without making that record (whose byte strings would
+    /// each be retained and released).
+    mutating func merge(period p: PeriodRecord, asOf a: Int64) {
+        if p.key.order < first {
+            first = p.key.order
+            firstProductID = p.productID
+        }
+        if latest < p.key.order {
+            latest = p.key.order
+            latestProductID = p.productID
+        }
+        firstPurchaseDate = minOptional(firstPurchaseDate, p.purchaseDate)
+        latestPurchaseDate = maxOptional(latestPurchaseDate, p.purchaseDate)
+        latestExpiresDate = maxOptional(latestExpiresDate, p.cancellationDate == nil ? p.expiresDate : nil)
+        periods += 1
+        if p.isTrialPeriod { trialPeriods += 1 }
+        if p.isInIntroOfferPeriod { introPeriods += 1 }
+        if p.cancellationDate != nil { cancelledPeriods += 1 }
+        observedThrough = maxOptional(observedThrough, p.lastSeen)
+        let isCounted = p.purchaseDate.map { $0 <= a } ?? false
+        let cancelledAtA = p.cancellationDate.map { $0 <= a } ?? false
+        counted = counted || isCounted
+        activeAtA = activeAtA || (isCounted && !cancelledAtA && a < (p.expiresDate ?? Int64.min))
+        if isCounted, latestCounted.map({ $0 < p.key.order }) ?? true {
+            latestCounted = p.key.order
+            latestCountedCancelled = cancelledAtA
+        }
+        countedExpires = maxOptional(countedExpires, isCounted && !cancelledAtA ? p.expiresDate : nil)
+        if let b = p.multipleUserIDs {
+            if let m = multipleUserIDs {
+                let differ = userID != nil && p.userID != nil && userID != p.userID
+                multipleUserIDs = m || b || differ
+            } else {
+                multipleUserIDs = b
+            }
+        }
+        if p.userID != nil, userRank.map({ $0 < p.key.order }) ?? true {
+            userID = p.userID
+            userRank = p.key.order
+        }
+        if p.appAccountToken != nil, tokenRank.map({ $0 < p.key.order }) ?? true {
+            appAccountToken = p.appAccountToken
+            tokenRank = p.key.order
+        }
+    }
+
     /// The customer's columns of the merge with `o`.
     private mutating func mergeCustomer(_ o: SubscriptionRecord) {
         if let b = o.multipleUserIDs {
