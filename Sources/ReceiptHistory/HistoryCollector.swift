@@ -204,7 +204,10 @@ public final class HistoryCollector {
     /// The purchases come out of their merge in row order; their periods are put in subscription and rank order
     /// as they come (`PeriodStream`, which falls back to a second store keyed by subscription and rank), so that
     /// each subscription's periods come together in rank order, to give its `subscriptions` row, its `events`
-    /// rows and its changes to the `daily` counts.
+    /// rows and its changes to the `daily` counts. That subscriptions pass runs on a queue of its own, fed batches
+    /// of purchases, and each table's chunks and the state's blocks are encoded on queues of their own
+    /// (`HistoryWriteQueue`), so that the merge never waits for them; the files are finished and committed in the
+    /// same order whatever the timing.
     public func finish(
         asOf: Int64?, format: OutputFormat, metadata: RunMetadata, options: SinkOptions = SinkOptions(),
         unit: CommitUnit? = nil
