@@ -14,6 +14,14 @@ struct DailyProduct: Hashable, Sendable {
     var bundleID: [UInt8]
     var productID: [UInt8]
 
+    /// Hashes the byte strings as blocks (the synthesized hash feeds the hasher one byte at a time).
+    func hash(into h: inout Hasher) {
+        h.combine(environment)
+        bundleID.withUnsafeBytes { h.combine(bytes: $0) }
+        h.combine(bundleID.count)
+        productID.withUnsafeBytes { h.combine(bytes: $0) }
+    }
+
     /// Environment, bundle_id, product_id; bytewise.
     static func precedes(_ a: DailyProduct, _ b: DailyProduct) -> Bool {
         if a.environment != b.environment { return a.environment < b.environment }
@@ -27,14 +35,10 @@ struct DailyProduct: Hashable, Sendable {
 /// the events of that day. Its size grows with the days and products that see a change, never with the
 /// subscriptions; `rows` turns the changes into levels with one running sum per product.
 struct DailyActivity {
-    private struct Key: Hashable {
-        var day: Int64
-        var product: Int
-    }
     private var products: [DailyProduct: Int] = [:]
     private var productList: [DailyProduct] = []
     /// Per (day, product), a slot of `DailyColumn.allCases.count` counts in `counts`.
-    private var changes: [Key: Int] = [:]
+    private var changes = DailySlots()
     private var counts: [Int64] = []
     /// The day of the earliest purchase_date of any period.
     private(set) var firstDay: Int64? = nil
@@ -61,17 +65,15 @@ struct DailyActivity {
 
     /// `add` for a product by its `index`.
     mutating func add(_ column: DailyColumn, day: Int64, productIndex: Int, _ n: Int64) {
+        counts[slot(day: day, productIndex: productIndex) + column.rawValue] += n
+    }
+
+    /// Where the counts of (`day`, product `productIndex`) start in `counts` (made zero when new).
+    private mutating func slot(day: Int64, productIndex: Int) -> Int {
         let width = DailyColumn.allCases.count
-        let key = Key(day: day, product: productIndex)
-        let slot: Int
-        if let s = changes[key] {
-            slot = s
-        } else {
-            slot = counts.count / width
-            changes[key] = slot
-            counts.append(contentsOf: repeatElement(0, count: width))
-        }
-        counts[slot * width + column.rawValue] += n
+        let (slot, isNew) = changes.slot(day: day, product: productIndex)
+        if isNew { counts.append(contentsOf: repeatElement(0, count: width)) }
+        return slot * width
     }
 
     /// A subscription's snapshot moved on `day` from `old` to `new` (nil: counted in no column); `product` gives
@@ -82,9 +84,10 @@ struct DailyActivity {
     }
 
     private mutating func count(_ s: DailySnapshot, day: Int64, productIndex p: Int, _ n: Int64) {
-        add(s.column, day: day, productIndex: p, n)
-        if s.trial { add(.activeTrial, day: day, productIndex: p, n) }
-        if s.intro { add(.activeIntro, day: day, productIndex: p, n) }
+        let at = slot(day: day, productIndex: p)
+        counts[at + s.column.rawValue] += n
+        if s.trial { counts[at + DailyColumn.activeTrial.rawValue] += n }
+        if s.intro { counts[at + DailyColumn.activeIntro.rawValue] += n }
     }
 
     /// The rows from the first day to the day of `asOf`, in row order (day, then product), rows whose counts are
@@ -95,57 +98,91 @@ struct DailyActivity {
         guard let asOf, let firstDay else { return }
         let lastDay = DayRange.day(asOf)
         guard firstDay <= lastDay else { return }
-        // Products ranked in row order; changes grouped by day.
+        // Products ranked in row order; changes (their rank and slot) in day order.
         let order = productList.indices.sorted { DailyProduct.precedes(productList[$0], productList[$1]) }
         var rank = [Int](repeating: 0, count: productList.count)
         for (r, i) in order.enumerated() { rank[i] = r }
-        var byDay: [Int64: [(rank: Int, counts: [Int64])]] = [:]
         let width = DailyColumn.allCases.count
-        for (k, slot) in changes where k.day <= lastDay {
-            byDay[k.day, default: []].append((rank[k.product], Array(counts[slot * width..<(slot + 1) * width])))
+        let snapshots = DailyColumn.snapshotCount
+        var dated: [(day: Int64, rank: Int, slot: Int)] = []
+        dated.reserveCapacity(changes.count)
+        for (slot, k) in changes.keys.enumerated() where k.day <= lastDay {
+            dated.append((k.day, rank[k.product], slot * width))
         }
-        var levels = [[Int64]](repeating: Array(repeating: 0, count: DailyColumn.snapshotCount), count: order.count)
-        var live = Set<Int>()
+        dated.sort { $0.day != $1.day ? $0.day < $1.day : $0.rank < $1.rank }
+        // Per product rank, the snapshot levels; the ranks whose levels are not all zero, in order.
+        var levels = [Int64](repeating: 0, count: order.count * snapshots)
+        var live: [Int] = []
+        // The day's changes with a flow, in rank order (start in `counts`).
+        var flows: [(rank: Int, at: Int)] = []
         var row = [Int64](repeating: 0, count: width)
-        let days = byDay.keys.sorted()
         var next = 0
-        var day = days.first.map { min($0, firstDay) } ?? firstDay
+        var day = dated.first.map { min($0.day, firstDay) } ?? firstDay
         while day <= lastDay {
-            var flows: [Int: [Int64]] = [:]
-            if next < days.count && days[next] == day {
-                for (r, counts) in byDay[day]! {
-                    for c in 0..<DailyColumn.snapshotCount { levels[r][c] += counts[c] }
-                    if levels[r].contains(where: { $0 != 0 }) { live.insert(r) } else { live.remove(r) }
-                    let f = Array(counts[DailyColumn.snapshotCount...])
-                    if f.contains(where: { $0 != 0 }) { flows[r] = f }
+            flows.removeAll(keepingCapacity: true)
+            while next < dated.count && dated[next].day == day {
+                let (_, r, at) = dated[next]
+                var any = false
+                for c in 0..<snapshots {
+                    levels[r * snapshots + c] += counts[at + c]
+                    any = any || levels[r * snapshots + c] != 0
                 }
+                let place = lowerBound(live, r)
+                let isLive = place < live.count && live[place] == r
+                if any && !isLive { live.insert(r, at: place) }
+                if !any && isLive { live.remove(at: place) }
+                if (snapshots..<width).contains(where: { counts[at + $0] != 0 }) { flows.append((r, at)) }
                 next += 1
             }
             if day >= firstDay {
-                for r in live.union(flows.keys).sorted() {
+                // The live ranks and those with a flow, merged in order.
+                var i = 0
+                var f = 0
+                while i < live.count || f < flows.count {
+                    let r: Int
+                    var flow: Int? = nil
+                    if f < flows.count && (i == live.count || flows[f].rank <= live[i]) {
+                        r = flows[f].rank
+                        flow = flows[f].at
+                        if i < live.count && live[i] == r { i += 1 }
+                        f += 1
+                    } else {
+                        r = live[i]
+                        i += 1
+                    }
                     // One row's counts, filled in place: levels, then the day's flows (zero without any).
                     var any = false
-                    for c in 0..<DailyColumn.snapshotCount {
-                        row[c] = levels[r][c]
+                    for c in 0..<snapshots {
+                        row[c] = levels[r * snapshots + c]
                         any = any || row[c] != 0
                     }
-                    let f = flows[r]
-                    for c in 0..<(width - DailyColumn.snapshotCount) {
-                        row[DailyColumn.snapshotCount + c] = f?[c] ?? 0
-                        any = any || row[DailyColumn.snapshotCount + c] != 0
+                    for c in snapshots..<width {
+                        row[c] = flow.map { counts[$0 + c] } ?? 0
+                        any = any || row[c] != 0
                     }
                     if any { try emit(day, productList[order[r]], row) }
                 }
             }
             // Days with no change and nothing live are skipped.
             if live.isEmpty {
-                guard next < days.count else { break }
-                day = max(day + 1, days[next])
+                guard next < dated.count else { break }
+                day = max(day + 1, dated[next].day)
             } else {
                 day += 1
             }
         }
     }
+}
+
+/// The first index of sorted `a` whose element is not less than `x`.
+private func lowerBound(_ a: [Int], _ x: Int) -> Int {
+    var low = 0
+    var high = a.count
+    while low < high {
+        let mid = (low + high) / 2
+        if a[mid] < x { low = mid + 1 } else { high = mid }
+    }
+    return low
 }
 
 /// The `daily` product a period is counted under.

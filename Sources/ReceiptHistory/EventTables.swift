@@ -5,21 +5,31 @@ extension HistoryTableBuffer {
     /// whose user id is `user`.
     mutating func append(event e: SubscriptionEvent, of periods: [PeriodRecord], user: [UInt8]?) throws(HistoryError) {
         typealias C = EventsColumns
-        let p = periods[e.period]
-        let key = p.key.subscription
-        table.appendRow { w in
-            w.string(C.environment, HistoryEnvironment(rawValue: key.environment)?.name ?? "Production")
-            text(&w, C.bundleID, key.bundleID)
-            text(&w, C.originalTransactionID, key.originalTransactionID)
-            w.int64(C.eventDate, e.date)
-            w.string(C.event, e.kind.name)
-            text(&w, C.transactionID, p.transactionID)
-            text(&w, C.productID, p.productID)
-            text(&w, C.previousProductID, e.previousPeriod.map { periods[$0].productID })
-            w.string(C.offer, e.withOffer ? offerName(p) : nil)
-            w.int64(C.period, Int64(e.period + 1))
-            w.int32(C.cancellationReason, e.kind == .refund ? p.cancellationReason : nil)
-            text(&w, C.userID, user)
+        // The periods are read in place (a copy of a period would retain each of its byte strings).
+        periods.withUnsafeBufferPointer { periods in
+            let p = periods.baseAddress! + e.period
+            table.appendRow { w in
+                w.string(C.environment, name(p.pointee.key.subscription.environment))
+                text(&w, C.bundleID, p.pointee.key.subscription.bundleID)
+                text(&w, C.originalTransactionID, p.pointee.key.subscription.originalTransactionID)
+                w.int64(C.eventDate, e.date)
+                w.string(C.event, e.kind.staticName)
+                text(&w, C.transactionID, p.pointee.key.order.transactionID)
+                text(&w, C.productID, p.pointee.productID)
+                if let q = e.previousPeriod {
+                    text(&w, C.previousProductID, periods[q].productID)
+                } else {
+                    w.null(string: C.previousProductID)
+                }
+                if e.withOffer, let offer = offerStaticName(p.pointee) {
+                    w.string(C.offer, offer)
+                } else {
+                    w.null(string: C.offer)
+                }
+                w.int64(C.period, Int64(e.period + 1))
+                w.int32(C.cancellationReason, e.kind == .refund ? p.pointee.cancellationReason : nil)
+                text(&w, C.userID, user)
+            }
         }
         try rowAdded()
     }
@@ -35,6 +45,11 @@ extension HistoryTableBuffer {
         }
         try rowAdded()
     }
+}
+
+/// The `environment` column's value of an environment code.
+private func name(_ environment: UInt8) -> StaticString {
+    environment == HistoryEnvironment.sandbox.rawValue ? "Sandbox" : "Production"
 }
 
 private func text(_ w: inout ColumnRowWriter, _ slot: Int, _ v: [UInt8]?) {

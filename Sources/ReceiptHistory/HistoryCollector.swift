@@ -204,7 +204,10 @@ public final class HistoryCollector {
     /// The purchases come out of their merge in row order; their periods are put in subscription and rank order
     /// as they come (`PeriodStream`, which falls back to a second store keyed by subscription and rank), so that
     /// each subscription's periods come together in rank order, to give its `subscriptions` row, its `events`
-    /// rows and its changes to the `daily` counts.
+    /// rows and its changes to the `daily` counts. That subscriptions pass runs on a queue of its own, fed batches
+    /// of purchases, and each table's chunks and the state's blocks are encoded on queues of their own
+    /// (`HistoryWriteQueue`), so that the merge never waits for them; the files are finished and committed in the
+    /// same order whatever the timing.
     public func finish(
         asOf: Int64?, format: OutputFormat, metadata: RunMetadata, options: SinkOptions = SinkOptions(),
         unit: CommitUnit? = nil
@@ -232,13 +235,14 @@ public final class HistoryCollector {
             throw HistoryError(error)
         }
         var purchaseRows = buffers[0]
-        var subscriptionRows = buffers[1]
-        var eventRows = buffers[2]
+        let subscriptionRows = buffers[1]
+        let eventRows = buffers[2]
         var dailyRows = buffers[3]
         buffers = []
+        // The purchases with an expires_date go in batches to the subscriptions pass, on a queue of its own.
+        var passQueue: HistoryWriteQueue<[PurchaseRecord]>? = nil
         do throws(HistoryError) {
             let inputs = self.inputs
-            let stateTime = a ?? Int64.min
             // The newest renewal info per key, held while the subscriptions are written (one per subscription at
             // most that matches, far fewer than purchases).
             var newestRenewal: [RenewalKey: RenewalRecord] = [:]
@@ -249,68 +253,38 @@ public final class HistoryCollector {
                 try state.add(r)
                 newestRenewal[r.key] = r
             }
-            var daily = DailyActivity()
-            var group: [PeriodRecord] = []
-            // The `daily` product index of each period of `group` (periods of one product share a lookup).
-            var productIndexes: [Int] = []
-            func subscription() throws(HistoryError) {
-                guard let first = group.first else { return }
-                var s = SubscriptionRecord(period: first, asOf: stateTime)
-                for p in group.dropFirst() { s.merge(SubscriptionRecord(period: p, asOf: stateTime)) }
-                let renewal = newestRenewal[
-                    RenewalKey(environment: s.key.environment, originalTransactionID: s.key.originalTransactionID)]
-                try subscriptionRows.append(s, renewal: renewal, asOf: stateTime)
-                productIndexes.removeAll(keepingCapacity: true)
-                for (i, p) in group.enumerated() {
-                    if i > 0 && p.productID == group[i - 1].productID {
-                        productIndexes.append(productIndexes[i - 1])
-                    } else {
-                        productIndexes.append(daily.index(product(p)))
-                    }
-                }
-                result.subscriptionsByState[s.state(asOf: stateTime, renewal: renewal), default: 0] += 1
-                for e in subscriptionEvents(group, observedThrough: s.observedThrough, renewal: renewal) {
-                    try eventRows.append(event: e, of: group, user: s.userID)
-                    if let a, e.date <= a {
-                        daily.add(e.kind.flow, day: DayRange.day(e.date), productIndex: productIndexes[e.period], 1)
-                    }
-                }
-                if let a {
-                    sweepSubscriptionStates(
-                        group, key: s.key, observedThrough: s.observedThrough, renewal: renewal,
-                        days: DayRange(asOf: a)
-                    ) { day, old, new in
-                        daily.move(day: day, from: old, to: new) { productIndexes[$0] }
-                    }
-                }
-                group.removeAll(keepingCapacity: true)
+            let subscriptions = SubscriptionPass(
+                asOf: a, newestRenewal: newestRenewal, periods: periods, subscriptionRows: subscriptionRows,
+                eventRows: eventRows)
+            let queue = HistoryWriteQueue<[PurchaseRecord]>(label: "periods", depth: 3, make: { [] }) {
+                batch throws(HistoryError) in
+                for p in batch { try subscriptions.add(p) }
+                batch.removeAll(keepingCapacity: true)
             }
-            func period(_ p: PeriodRecord) throws(HistoryError) {
-                if let first = group.first, first.key.subscription != p.key.subscription { try subscription() }
-                group.append(p)
-            }
-            var stream = PeriodStream(store: periods)
+            passQueue = queue
+            var batch: [PurchaseRecord] = []
             try purchases.reduce(pending: table.drain()) { p throws(HistoryError) in
                 try state.add(p)
                 try purchaseRows.append(p, inputs: inputs)
                 if p.facts.expiresDate != nil {
-                    if let d = p.facts.purchaseDate { daily.sawPurchase(d) }
-                    try stream.add(PeriodRecord(p), originalID: p.facts.originalTransactionID != nil, period)
+                    batch.append(p)
+                    if batch.count >= Self.periodBatch { try queue.hand(&batch) }
                 }
             }
             try purchaseRows.flush()
-            try stream.finish(period)
-            try subscription()
-            try subscriptionRows.flush()
-            try eventRows.flush()
-            try daily.rows(asOf: a) { day, product, counts throws(HistoryError) in
+            if !batch.isEmpty { try queue.hand(&batch) }
+            try queue.wait()
+            try subscriptions.finish()
+            try subscriptions.daily.rows(asOf: a) { day, product, counts throws(HistoryError) in
                 try dailyRows.append(day: day, product: product, counts: counts)
             }
-            try dailyRows.flush()
+            try dailyRows.drain()
+            try purchaseRows.drain()
             result.purchases = purchaseRows.rows
-            result.subscriptions = subscriptionRows.rows
-            result.events = eventRows.rows
+            result.subscriptions = subscriptions.subscriptionRows.rows
+            result.events = subscriptions.eventRows.rows
             result.daily = dailyRows.rows
+            result.subscriptionsByState = subscriptions.byState
             result.spilledBytes = purchases.spilledBytes + periods.spilledBytes + renewals.spilledBytes
             result.spilledPurchaseBytes = purchases.spilledBytes
             result.spilledPurchaseRecords = purchases.spilledRecords
@@ -336,15 +310,20 @@ public final class HistoryCollector {
             }
             result.stateBytes = state.bytesWritten
         } catch {
-            purchaseRows.writer.abort()
-            subscriptionRows.writer.abort()
-            eventRows.writer.abort()
-            dailyRows.writer.abort()
+            // Nothing may be writing to a file when it is removed.
+            passQueue?.settle()
+            for b in [purchaseRows, subscriptionRows, eventRows, dailyRows] {
+                b.settle()
+                b.writer.abort()
+            }
             stateWriter?.abort()
             throw error
         }
         return result
     }
+
+    /// Purchases handed to the subscriptions pass at a time.
+    static let periodBatch = 1024
 
     /// The history tables, in the order `finish` opens them.
     static let tables: [TableSchema] = [.purchases, .subscriptions, .events, .daily]

@@ -2,11 +2,14 @@ import ReceiptSink
 
 /// Writes a run's history state (`HistoryStateFormat`) as the history merge emits its records: the renewal infos
 /// first, then the purchases in row order. The file is staged like the tables (a temporary name, synced, renamed
-/// into place or with the run's `CommitUnit`); an aborted writer leaves nothing.
+/// into place or with the run's `CommitUnit`); an aborted writer leaves nothing. Blocks are compressed, digested
+/// and written on a queue of their own (`HistoryWriteQueue`), in order, while the records go on being encoded.
 final class HistoryStateWriter {
     private let file: StagedFile
     private let digest = StateDigest()
     private var w = SpillWriter()
+    /// Compresses, digests and writes the body's blocks.
+    private let blocks: HistoryWriteQueue<[UInt8]>
     private var renewals: Int64 = 0
     private var purchases: Int64 = 0
     private var inPurchases = false
@@ -16,6 +19,18 @@ final class HistoryStateWriter {
             file = try StagedFile(directory: directory, name: HistoryStateFormat.fileName, unit: unit)
         } catch {
             throw HistoryError(error)
+        }
+        let file = self.file
+        let digest = self.digest
+        blocks = HistoryWriteQueue(label: "state", make: { [] }) { bytes throws(HistoryError) in
+            let block = try StateBlocks.compress(bytes)
+            digest.update(block)
+            do throws(SinkError) {
+                try file.write(block)
+            } catch {
+                throw HistoryError(error)
+            }
+            bytes.removeAll(keepingCapacity: true)
         }
         var prefix = SpillWriter()
         prefix.bytes.append(contentsOf: HistoryStateFormat.magic)
@@ -44,11 +59,10 @@ final class HistoryStateWriter {
         if w.bytes.count >= 256 << 10 { try flush() }
     }
 
-    /// Writes the buffered body bytes as one compressed block.
+    /// Hands the buffered body bytes over to be written as one compressed block.
     private func flush() throws(HistoryError) {
         guard !w.bytes.isEmpty else { return }
-        try writeRaw(try StateBlocks.compress(w.bytes))
-        w.bytes.removeAll(keepingCapacity: true)
+        try blocks.hand(&w.bytes)
     }
 
     private func writeRaw(_ bytes: [UInt8]) throws(HistoryError) {
@@ -93,6 +107,7 @@ final class HistoryStateWriter {
             $0.i64(purchases)
         }
         try flush()
+        try blocks.wait()
         var end = SpillWriter()
         end.i32(0)
         try writeRaw(end.bytes)
@@ -104,6 +119,9 @@ final class HistoryStateWriter {
         }
     }
 
-    /// Removes the temporary file.
-    func abort() { file.discard() }
+    /// Removes the temporary file (once no block is being written to it).
+    func abort() {
+        blocks.settle()
+        file.discard()
+    }
 }

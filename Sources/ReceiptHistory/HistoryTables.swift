@@ -1,17 +1,28 @@
 import ReceiptModel
 import ReceiptSink
 
-/// Fills `purchases` and `subscriptions` rows into column tables of a fixed size and hands each full table to
-/// its file writer, so that the files depend only on the rows (never on how the rows were produced).
+/// Fills a history table's rows into column tables of a fixed size and hands each full table to its file writer
+/// on the writer's own queue (`HistoryWriteQueue`), so that the files depend only on the rows (never on how the
+/// rows were produced) and are encoded while the rows go on being made.
 struct HistoryTableBuffer {
     static let chunkRows = 4096
     var table: ColumnTable
     let writer: TableFileWriter
+    private let queue: HistoryWriteQueue<ColumnTable>
     private(set) var rows: Int64 = 0
 
     init(schema: TableSchema, writer: TableFileWriter) {
         table = ColumnTable(schema: schema)
         self.writer = writer
+        queue = HistoryWriteQueue(label: schema.name, make: { ColumnTable(schema: schema) }) {
+            table throws(HistoryError) in
+            do throws(SinkError) {
+                try writer.append(table)
+            } catch {
+                throw HistoryError(error)
+            }
+            table.removeAll()
+        }
     }
 
     mutating func rowAdded() throws(HistoryError) {
@@ -19,15 +30,20 @@ struct HistoryTableBuffer {
         if table.rowCount >= Self.chunkRows { try flush() }
     }
 
+    /// Hands the rows so far to the writer's queue.
     mutating func flush() throws(HistoryError) {
         guard table.rowCount > 0 else { return }
-        do throws(SinkError) {
-            try writer.append(table)
-        } catch {
-            throw HistoryError(error)
-        }
-        table.removeAll()
+        try queue.hand(&table)
     }
+
+    /// Hands the last rows over and waits until every row is in the writer; throws a failure of the writer.
+    mutating func drain() throws(HistoryError) {
+        try flush()
+        try queue.wait()
+    }
+
+    /// Waits until the writer's queue is idle (before the writer is aborted).
+    func settle() { queue.settle() }
 
     /// Appends a `purchases` row (the columns `PurchaseRecord.visit` declares).
     mutating func append(_ p: PurchaseRecord, inputs: [String]) throws(HistoryError) {

@@ -6,7 +6,10 @@ enum SubscriptionEventKind: Int, CaseIterable, Sendable {
     case refund, expire
 
     /// The `event` column's value.
-    var name: String {
+    var name: String { staticName.description }
+
+    /// The `event` column's value, as written.
+    var staticName: StaticString {
         switch self {
         case .subscribe: return "subscribe"
         case .startTrial: return "start_trial"
@@ -20,6 +23,19 @@ enum SubscriptionEventKind: Int, CaseIterable, Sendable {
         case .expire: return "expire"
         }
     }
+
+    /// The kind's place among the kinds in the bytewise order of their names (the `events` rows' order on one
+    /// date).
+    var nameRank: Int { Self.nameRanks[rawValue] }
+
+    private static let nameRanks: [Int] = {
+        let byName = allCases.sorted { a, b in
+            a.staticName.withUTF8Buffer { x in b.staticName.withUTF8Buffer { x.lexicographicallyPrecedes($0) } }
+        }
+        var ranks = [Int](repeating: 0, count: allCases.count)
+        for (rank, kind) in byName.enumerated() { ranks[kind.rawValue] = rank }
+        return ranks
+    }()
 
     /// The `daily` flow column that counts the kind.
     var flow: DailyColumn {
@@ -54,8 +70,8 @@ func subscriptionEvents(
     var events: [SubscriptionEvent] = []
     // Runs of uninterrupted service: indexes of the periods that give service, in rank order.
     var runs: [(periods: [Int], end: Int64)] = []
-    for (i, p) in periods.enumerated() {
-        guard let start = p.purchaseDate, let end = serviceEnd(p), end > start else { continue }
+    for i in periods.indices {
+        guard let start = periods[i].purchaseDate, let end = serviceEnd(periods[i]), end > start else { continue }
         if let last = runs.last, start <= last.end {
             runs[runs.count - 1].periods.append(i)
             runs[runs.count - 1].end = max(last.end, end)
@@ -77,13 +93,15 @@ func subscriptionEvents(
                     withOffer: true))
         }
         for k in run.periods.indices.dropFirst() {
-            let p = periods[run.periods[k]]
-            let q = periods[run.periods[k - 1]]
+            let p = run.periods[k]
+            let q = run.periods[k - 1]
             let kind: SubscriptionEventKind
-            var previous: Int? = run.periods[k - 1]
-            if (q.isTrialPeriod || q.isInIntroOfferPeriod) && !(p.isTrialPeriod || p.isInIntroOfferPeriod) {
+            var previous: Int? = q
+            if (periods[q].isTrialPeriod || periods[q].isInIntroOfferPeriod)
+                && !(periods[p].isTrialPeriod || periods[p].isInIntroOfferPeriod)
+            {
                 kind = .convert
-            } else if p.productID != q.productID {
+            } else if periods[p].productID != periods[q].productID {
                 kind = .productChange
             } else {
                 kind = .renew
@@ -91,7 +109,7 @@ func subscriptionEvents(
             }
             events.append(
                 SubscriptionEvent(
-                    date: p.purchaseDate!, kind: kind, period: run.periods[k], previousPeriod: previous,
+                    date: periods[p].purchaseDate!, kind: kind, period: p, previousPeriod: previous,
                     withOffer: true))
         }
         let last = run.periods.last!
@@ -105,14 +123,14 @@ func subscriptionEvents(
                 SubscriptionEvent(date: run.end, kind: .expire, period: last, previousPeriod: nil, withOffer: false))
         }
     }
-    for (i, p) in periods.enumerated() where p.purchaseDate != nil && p.cancellationReason != nil {
-        if let c = p.cancellationDate {
+    for i in periods.indices where periods[i].purchaseDate != nil && periods[i].cancellationReason != nil {
+        if let c = periods[i].cancellationDate {
             events.append(SubscriptionEvent(date: c, kind: .refund, period: i, previousPeriod: nil, withOffer: false))
         }
     }
     events.sort { a, b in
         if a.date != b.date { return a.date < b.date }
-        if a.kind != b.kind { return a.kind.name.utf8.lexicographicallyPrecedes(b.kind.name.utf8) }
+        if a.kind != b.kind { return a.kind.nameRank < b.kind.nameRank }
         return compareBytes(periods[a.period].transactionID, periods[b.period].transactionID) < 0
     }
     return events
@@ -133,7 +151,10 @@ private func startKind(_ p: PeriodRecord) -> SubscriptionEventKind {
 }
 
 /// offer(p): `free_trial`, `introductory`, `promotional` or nil.
-func offerName(_ p: PeriodRecord) -> String? {
+func offerName(_ p: PeriodRecord) -> String? { offerStaticName(p)?.description }
+
+/// `offerName`, as written.
+func offerStaticName(_ p: PeriodRecord) -> StaticString? {
     if p.isTrialPeriod { return "free_trial" }
     if p.isInIntroOfferPeriod { return "introductory" }
     if p.hasPromotionalOffer { return "promotional" }

@@ -170,6 +170,52 @@ struct SubscriptionRecord: Sendable {
         mergeCustomer(o)
     }
 
+    /// `merge(SubscriptionRecord(period: p, asOf: a))`, without making that record (whose byte strings would
+    /// each be retained and released).
+    mutating func merge(period p: PeriodRecord, asOf a: Int64) {
+        if p.key.order < first {
+            first = p.key.order
+            firstProductID = p.productID
+        }
+        if latest < p.key.order {
+            latest = p.key.order
+            latestProductID = p.productID
+        }
+        firstPurchaseDate = minOptional(firstPurchaseDate, p.purchaseDate)
+        latestPurchaseDate = maxOptional(latestPurchaseDate, p.purchaseDate)
+        latestExpiresDate = maxOptional(latestExpiresDate, p.cancellationDate == nil ? p.expiresDate : nil)
+        periods += 1
+        if p.isTrialPeriod { trialPeriods += 1 }
+        if p.isInIntroOfferPeriod { introPeriods += 1 }
+        if p.cancellationDate != nil { cancelledPeriods += 1 }
+        observedThrough = maxOptional(observedThrough, p.lastSeen)
+        let isCounted = p.purchaseDate.map { $0 <= a } ?? false
+        let cancelledAtA = p.cancellationDate.map { $0 <= a } ?? false
+        counted = counted || isCounted
+        activeAtA = activeAtA || (isCounted && !cancelledAtA && a < (p.expiresDate ?? Int64.min))
+        if isCounted, latestCounted.map({ $0 < p.key.order }) ?? true {
+            latestCounted = p.key.order
+            latestCountedCancelled = cancelledAtA
+        }
+        countedExpires = maxOptional(countedExpires, isCounted && !cancelledAtA ? p.expiresDate : nil)
+        if let b = p.multipleUserIDs {
+            if let m = multipleUserIDs {
+                let differ = userID != nil && p.userID != nil && userID != p.userID
+                multipleUserIDs = m || b || differ
+            } else {
+                multipleUserIDs = b
+            }
+        }
+        if p.userID != nil, userRank.map({ $0 < p.key.order }) ?? true {
+            userID = p.userID
+            userRank = p.key.order
+        }
+        if p.appAccountToken != nil, tokenRank.map({ $0 < p.key.order }) ?? true {
+            appAccountToken = p.appAccountToken
+            tokenRank = p.key.order
+        }
+    }
+
     /// The customer's columns of the merge with `o`.
     private mutating func mergeCustomer(_ o: SubscriptionRecord) {
         if let b = o.multipleUserIDs {
@@ -190,7 +236,34 @@ struct SubscriptionRecord: Sendable {
         }
     }
 
+    /// What the state depends on.
+    var stateFacts: SubscriptionStateFacts {
+        SubscriptionStateFacts(
+            counted: counted, activeAtA: activeAtA, latestCountedCancelled: latestCountedCancelled,
+            latestCountedPurchaseDate: latestCounted?.purchaseDate, countedExpires: countedExpires,
+            observedThrough: observedThrough)
+    }
+
     /// The state at A; the first rule that matches wins.
+    var state: String { stateFacts.state }
+
+    /// The state at `a` refined by `n`, the newest renewal info of the row's environment and
+    /// original_transaction_id (docs/history.md, "Renewal infos (JWS)"); `state` when `n` is nil.
+    func state(asOf a: Int64, renewal n: RenewalRecord?) -> String { stateFacts.state(asOf: a, renewal: n) }
+}
+
+/// The fields of a `SubscriptionRecord` its state at A depends on (no byte strings: the state is judged at every
+/// instant of a subscription's timeline).
+struct SubscriptionStateFacts {
+    var counted: Bool
+    var activeAtA: Bool
+    var latestCountedCancelled: Bool
+    /// The purchase_date of the counted period with the greatest (purchase_date, transaction_id).
+    var latestCountedPurchaseDate: Int64?
+    var countedExpires: Int64?
+    var observedThrough: Int64?
+
+    /// `SubscriptionRecord.state`.
     var state: String {
         if !counted { return "not_started" }
         if activeAtA { return "active" }
@@ -199,11 +272,10 @@ struct SubscriptionRecord: Sendable {
         return "unknown"
     }
 
-    /// The state at `a` refined by `n`, the newest renewal info of the row's environment and
-    /// original_transaction_id (docs/history.md, "Renewal infos (JWS)"); `state` when `n` is nil.
+    /// `SubscriptionRecord.state(asOf:renewal:)`.
     func state(asOf a: Int64, renewal n: RenewalRecord?) -> String {
         guard let n, let signed = n.signedDate, counted, !activeAtA, !latestCountedCancelled,
-            let newestPeriod = latestCounted?.purchaseDate, signed <= a, signed >= newestPeriod
+            let newestPeriod = latestCountedPurchaseDate, signed <= a, signed >= newestPeriod
         else { return state }
         if n.isInBillingRetryPeriod == true {
             if let g = n.gracePeriodExpiresDate, a < g { return "grace_period" }

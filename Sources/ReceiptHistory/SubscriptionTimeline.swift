@@ -19,11 +19,11 @@ func sweepSubscriptionStates(
 ) {
     var instants: [Int64] = []
     instants.reserveCapacity(periods.count * 3 + 2)
-    for p in periods {
-        guard let start = p.purchaseDate else { continue }
+    for i in periods.indices {
+        guard let start = periods[i].purchaseDate else { continue }
         instants.append(start)
-        if let e = p.expiresDate { instants.append(e) }
-        if let c = p.cancellationDate { instants.append(c) }
+        if let e = periods[i].expiresDate { instants.append(e) }
+        if let c = periods[i].cancellationDate { instants.append(c) }
     }
     if let s = renewal?.signedDate { instants.append(s) }
     if let g = renewal?.gracePeriodExpiresDate { instants.append(g) }
@@ -48,30 +48,28 @@ func sweepSubscriptionStates(
         }
         let at = instants[last]
         i = last + 1
+        // Periods are read in place (a copy would retain each of their byte strings).
         while next < periods.count, let start = periods[next].purchaseDate, start <= at {
-            let p = periods[next]
-            let cancelled = p.cancellationDate ?? Int64.max
-            active.push(priority: Int64(next), until: min(p.expiresDate ?? Int64.min, cancelled))
-            if let e = p.expiresDate { uncancelled.push(priority: e, until: cancelled) }
+            let cancelled = periods[next].cancellationDate ?? Int64.max
+            let expires = periods[next].expiresDate
+            active.push(priority: Int64(next), until: min(expires ?? Int64.min, cancelled))
+            if let e = expires { uncancelled.push(priority: e, until: cancelled) }
             next += 1
         }
         guard next > firstCounted else { continue }
-        let newest = periods[next - 1]
         let making = active.top(at: at)
-        let s = SubscriptionRecord(
-            key: key, first: newest.key.order, firstProductID: [], latest: newest.key.order, latestProductID: [],
-            firstPurchaseDate: nil, latestPurchaseDate: nil, latestExpiresDate: nil, periods: 0, trialPeriods: 0,
-            introPeriods: 0, cancelledPeriods: 0, observedThrough: observedThrough, counted: true,
-            activeAtA: making != nil, latestCounted: newest.key.order,
-            latestCountedCancelled: newest.cancellationDate.map { $0 <= at } ?? false,
-            countedExpires: uncancelled.top(at: at).map { $0 })
+        let s = SubscriptionStateFacts(
+            counted: true, activeAtA: making != nil,
+            latestCountedCancelled: periods[next - 1].cancellationDate.map { $0 <= at } ?? false,
+            latestCountedPurchaseDate: periods[next - 1].purchaseDate,
+            countedExpires: uncancelled.top(at: at).map { $0 }, observedThrough: observedThrough)
         let snapshot: DailySnapshot?
         switch s.state(asOf: at, renewal: renewal) {
         case "active":
-            let m = periods[Int(making!)]
+            let m = Int(making!)
             snapshot = DailySnapshot(
-                column: .active, period: Int(making!), trial: m.isTrialPeriod,
-                intro: m.isInIntroOfferPeriod && !m.isTrialPeriod)
+                column: .active, period: m, trial: periods[m].isTrialPeriod,
+                intro: periods[m].isInIntroOfferPeriod && !periods[m].isTrialPeriod)
         case "grace_period":
             snapshot = DailySnapshot(column: .gracePeriod, period: next - 1, trial: false, intro: false)
         case "billing_retry":

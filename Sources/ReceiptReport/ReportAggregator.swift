@@ -33,8 +33,7 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
     private var starts: [Int64: Int] = [:]
     private var otherStarts = 0
     private var sawDaily = false
-    private var dailyActive: [Int64: [String: Int]] = [:]
-    private var dailyEvents: [Int64: [Int]] = [:]
+    private var daily = DailyAggregate()
 
     public init() {}
 
@@ -166,25 +165,21 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
             guard let c = t.schema.column(named: name), c.kind == .int64 else { return nil }
             return t.int64s[c.slot]
         }
-        let days: [Int64?] =
-            day.kind == .date
-            ? (0..<t.rowCount).map { r in t.int32s[day.slot][r].map { Int64($0) * 86_400_000 } }
-            : (0..<t.rowCount).map { r in t.int64s[day.slot][r] }
         let products = t.strings[product.slot]
         let active = int64Column("active")
         let events = Self.dailyCounts.map(int64Column)
         for r in 0..<t.rowCount {
-            guard let ms = days[r] else { continue }
-            let d = CivilTime.floorDiv(ms, 86_400_000)
-            if dailyActive[d] == nil && dailyActive.count >= 100_000 { continue }
-            let p = Self.text(products, r) ?? ""
-            if dailyActive[d]?[p] == nil && (dailyActive[d]?.count ?? 0) >= ReportData.maxKeys { continue }
-            dailyActive[d, default: [:]][p, default: 0] += Int(active?[r] ?? 0)
-            let m = Self.monthIndex(ms)
-            // Taken out while added to, so that the counts are not copied for every row.
-            var counts = dailyEvents.removeValue(forKey: m) ?? Array(repeating: 0, count: Self.dailyCounts.count)
-            for (i, column) in events.enumerated() { counts[i] += Int(column?[r] ?? 0) }
-            dailyEvents[m] = counts
+            let ms: Int64
+            if day.kind == .date {
+                guard let d = t.int32s[day.slot][r] else { continue }
+                ms = Int64(d) * 86_400_000
+            } else {
+                guard let v = t.int64s[day.slot][r] else { continue }
+                ms = v
+            }
+            daily.add(
+                day: CivilTime.floorDiv(ms, 86_400_000), month: Self.monthIndex(ms), products: products, row: r,
+                active: Int(active?[r] ?? 0), events: events)
         }
     }
 
@@ -245,22 +240,31 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
     /// summed as "other products".
     private func activityData() -> ReportData.Activity {
         var a = ReportData.Activity()
-        var peak: [String: Int] = [:]
-        for perProduct in dailyActive.values { for (p, n) in perProduct { peak[p] = max(peak[p] ?? 0, n) } }
-        let ranked = peak.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.map(\.key)
+        let names = daily.names
+        // Each product counted on some day, with its greatest count of a day (0 at least).
+        var peak = [Int?](repeating: nil, count: names.count)
+        for d in daily.days {
+            for (p, n) in zip(d.products, d.active) { peak[p] = max(peak[p] ?? 0, n) }
+        }
+        let counted: [(product: Int, peak: Int)] = peak.indices.compactMap { p in peak[p].map { (p, $0) } }
+        let ranked: [Int] = counted.sorted { x, y in
+            x.peak != y.peak ? x.peak > y.peak : names[x.product] < names[y.product]
+        }
+        .map(\.product)
         let shown = Array(ranked.prefix(8))
-        a.products = shown + (ranked.count > shown.count ? ["(other products)"] : [])
-        for d in dailyActive.keys.sorted() {
-            let perProduct = dailyActive[d]!
-            var row = shown.map { perProduct[$0] ?? 0 }
-            if ranked.count > shown.count {
-                row.append(perProduct.filter { !shown.contains($0.key) }.values.reduce(0, +))
-            }
-            let (y, m, day) = CivilTime.civilFromDays(d)
+        a.products = shown.map { names[$0] } + (ranked.count > shown.count ? ["(other products)"] : [])
+        // Each product's column in a day's row: its place among those shown, else the "other products" column.
+        var column = [Int](repeating: shown.count, count: names.count)
+        for (i, p) in shown.enumerated() { column[p] = i }
+        for d in daily.days.sorted(by: { $0.day < $1.day }) {
+            var row = [Int](repeating: 0, count: shown.count + 1)
+            for (p, n) in zip(d.products, d.active) { row[column[p]] += n }
+            if ranked.count == shown.count { row.removeLast() }
+            let (y, m, day) = CivilTime.civilFromDays(d.day)
             a.days.append((Self.pad(y, 4) + "-" + Self.pad(Int64(m), 2) + "-" + Self.pad(Int64(day), 2), row))
         }
-        a.months = dailyEvents.keys.sorted().map { m in
-            let c = dailyEvents[m]!
+        a.months = daily.months.keys.sorted().map { m in
+            let c = daily.months[m]!
             var e = ReportData.EventMonth(month: Self.monthText(m))
             (e.starts, e.conversions, e.renewals, e.refunds, e.expirations) = (c[0], c[1], c[2], c[3], c[4])
             return e
