@@ -26,6 +26,8 @@ struct PurchaseTable {
     private var slots: [Slot]
     /// Estimated bytes of the records held, as `PurchaseRecord.estimatedBytes` counts them.
     private(set) var bytes = 0
+    /// What `warm` read, kept so that its reads are not optimised away.
+    private var warmth: UInt64 = 0
 
     private static let initialSlots = 1 << 10
 
@@ -38,7 +40,7 @@ struct PurchaseTable {
         let environment = o.facts.environment.rawValue
         let bundle = text.span(o.facts.bundleID)
         let txid = text.span(o.facts.transactionID)
-        let h = Self.hash(environment, bundle, txid)
+        let h = o.keyHash
         let mask = slots.count - 1
         var s = Int(truncatingIfNeeded: h) & mask
         let keyLength = 1 + bundle.count + txid.count
@@ -106,14 +108,30 @@ struct PurchaseTable {
         }
     }
 
-    static func hash(_ environment: UInt8, _ bundle: UnsafeRawBufferPointer, _ txid: UnsafeRawBufferPointer)
-        -> UInt64
-    {
-        var h = Hasher()
-        h.combine(environment)
-        h.combine(bytes: bundle)
-        h.combine(bundle.count)
-        h.combine(bytes: txid)
-        return UInt64(UInt(bitPattern: h.finalize()))
+    /// Reads the memory that adding occurrences of these key hashes will touch (their slots, the key bytes and
+    /// records they find), all before any is added: the cache misses of a group overlap instead of coming one after
+    /// the other. Changes nothing the table holds.
+    mutating func warm(_ hashes: UnsafeBufferPointer<UInt64>) {
+        var sum: UInt64 = 0
+        let mask = slots.count - 1
+        slots.withUnsafeBufferPointer { slots in
+            keys.withUnsafeBufferPointer { keys in
+                records.withUnsafeBufferPointer { records in
+                    for h in hashes {
+                        var s = Int(truncatingIfNeeded: h) & mask
+                        while slots[s].record != 0 {
+                            if slots[s].hash == h {
+                                let r = Int(slots[s].record) - 1
+                                sum &+= UInt64(keys[slots[s].keyOffset]) &+ UInt64(bitPattern: records[r].occurrences)
+                                    &+ UInt64(records[r].text.first ?? 0)
+                                break
+                            }
+                            s = (s + 1) & mask
+                        }
+                    }
+                }
+            }
+        }
+        warmth = sum
     }
 }
