@@ -121,9 +121,12 @@ struct PurchaseTable {
                         var s = Int(truncatingIfNeeded: h) & mask
                         while slots[s].record != 0 {
                             if slots[s].hash == h {
+                                // Both ends of the key and of the record's text, which may lie on two lines.
                                 let r = Int(slots[s].record) - 1
-                                sum &+= UInt64(keys[slots[s].keyOffset]) &+ UInt64(bitPattern: records[r].occurrences)
-                                    &+ UInt64(records[r].text.first ?? 0)
+                                let key = slots[s].keyOffset
+                                sum &+= UInt64(keys[key]) &+ UInt64(keys[key + slots[s].keyLength - 1])
+                                sum &+= UInt64(bitPattern: records[r].occurrences)
+                                    &+ UInt64(records[r].text.first ?? 0) &+ UInt64(records[r].text.last ?? 0)
                                 break
                             }
                             s = (s + 1) & mask
