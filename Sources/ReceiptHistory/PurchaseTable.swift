@@ -125,8 +125,17 @@ struct PurchaseTable {
                                 let r = Int(slots[s].record) - 1
                                 let key = slots[s].keyOffset
                                 sum &+= UInt64(keys[key]) &+ UInt64(keys[key + slots[s].keyLength - 1])
-                                sum &+= UInt64(bitPattern: records[r].occurrences)
-                                    &+ UInt64(records[r].text.first ?? 0) &+ UInt64(records[r].text.last ?? 0)
+                                // Fields spread over the record's value (some hundred bytes), then its text.
+                                let record = records.baseAddress! + r
+                                sum &+= UInt64(record.pointee.facts.environment.rawValue)
+                                    &+ UInt64(bitPattern: record.pointee.facts.webOrderLineItemID ?? 0)
+                                    &+ UInt64(bitPattern: record.pointee.facts.cancellationDate ?? 0)
+                                    &+ UInt64(record.pointee.facts.appAccountToken?.count ?? 0)
+                                    &+ UInt64(bitPattern: record.pointee.newest.created)
+                                    &+ UInt64(bitPattern: record.pointee.userAt?.line ?? 0)
+                                    &+ UInt64(bitPattern: record.pointee.tokenAt?.line ?? 0)
+                                    &+ UInt64(bitPattern: record.pointee.occurrences)
+                                sum &+= UInt64(records[r].text.first ?? 0) &+ UInt64(records[r].text.last ?? 0)
                                 break
                             }
                             s = (s + 1) & mask
