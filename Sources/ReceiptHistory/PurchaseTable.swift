@@ -5,8 +5,10 @@ import ReceiptModel
 ///
 /// Records sit in one array. An open-addressing index of slots maps the 64-bit hash of a key to its record and
 /// to a copy of the key's bytes in one flat buffer, so that a lookup touches the slot and the key bytes and a
-/// hit is confirmed by comparing them. An occurrence of a purchase already held merges in place and allocates
-/// nothing (unless its newest facts carry different byte strings); only a new purchase makes a record.
+/// hit is confirmed by comparing them. The hash comes with the occurrence (its worker made it), and the history
+/// stage reads a group's slots, keys and records ahead (`warm`) before adding them. An occurrence of a purchase
+/// already held merges in place and allocates nothing (unless its newest facts carry different byte strings; one
+/// that repeats them only moves the record's recency and counts); only a new purchase makes a record.
 struct PurchaseTable {
     private struct Slot {
         /// The key's hash; meaningful only when `record` is not 0.
@@ -127,7 +129,8 @@ struct PurchaseTable {
                                 sum &+= UInt64(keys[key]) &+ UInt64(keys[key + slots[s].keyLength - 1])
                                 // Fields spread over the record's value (some hundred bytes), then its text.
                                 let record = records.baseAddress! + r
-                                sum &+= UInt64(record.pointee.facts.environment.rawValue)
+                                sum &+=
+                                    UInt64(record.pointee.facts.environment.rawValue)
                                     &+ UInt64(bitPattern: record.pointee.facts.webOrderLineItemID ?? 0)
                                     &+ UInt64(bitPattern: record.pointee.facts.cancellationDate ?? 0)
                                     &+ UInt64(record.pointee.facts.appAccountToken?.count ?? 0)

@@ -16,7 +16,9 @@ struct PurchaseRecordRepeatTests {
         let x = a.purchases[0]
         let y = b.purchases[0]
         func record(_ feed: HistoryFeed, _ o: PurchaseOccurrence) -> PurchaseRecord {
-            feed.text.withUnsafeBytes { PurchaseRecord(o, input: 0, text: UnsafeRawBufferPointer(rebasing: $0[o.text])) }
+            feed.text.withUnsafeBytes {
+                PurchaseRecord(o, input: 0, text: UnsafeRawBufferPointer(rebasing: $0[o.text]))
+            }
         }
         var byOccurrence = record(a, x)
         var probe = byOccurrence
@@ -46,7 +48,8 @@ struct PurchaseRecordRepeatTests {
         #expect(r.repeatPath == r.full)
     }
 
-    @Test("the same user id, token and cancellation repeat; a new one of any takes the full merge, with the same result")
+    @Test(
+        "the same user id, token and cancellation repeat; a new one of any takes the full merge, with the same result")
     func overlays() {
         var e = Entry(transactionID: "7", purchase: day(1), token: "tok")
         let plain = Entry(transactionID: "7", purchase: day(1))
@@ -93,8 +96,10 @@ struct PurchaseRecordRepeatTests {
         var base = PurchaseFacts()
         var fill = Filler()
         base.visit(&fill)
-        let overlay: Set<String> = ["cancellation_date", "cancellation_reason", "user_id", "multiple_user_ids",
-            "app_account_token"]
+        let overlay: Set<String> = [
+            "cancellation_date", "cancellation_reason", "user_id", "multiple_user_ids",
+            "app_account_token",
+        ]
         #expect(base.sameBeforeOverlay(base))
         var count = Counter()
         base.visit(&count)
