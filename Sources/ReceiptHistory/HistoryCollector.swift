@@ -94,16 +94,25 @@ public final class HistoryCollector {
         let input = local + inputOffset
         let feed = batch.history
         if let h = feed.horizon { horizon = max(horizon ?? h, h) }
-        // Whole runs of occurrences between spills, each read in place.
+        // Whole runs of occurrences between spills, each read in place, a group at a time: the group's table
+        // memory is read first (`warm`), so that its cache misses overlap.
         var next = 0
+        var hashes = [UInt64](repeating: 0, count: Self.warmGroup)
         while next < feed.purchases.count {
             feed.text.withUnsafeBytes { text in
                 feed.purchases.withUnsafeBufferPointer { all in
                     while next < all.count {
-                        let o = all[next]
-                        table.add(o, input: input, text: UnsafeRawBufferPointer(rebasing: text[o.text]))
-                        next += 1
-                        if table.bytes > purchases.budget { return }
+                        let end = min(next + Self.warmGroup, all.count)
+                        hashes.withUnsafeMutableBufferPointer { h in
+                            for i in next..<end { h[i - next] = all[i].keyHash }
+                            table.warm(UnsafeBufferPointer(rebasing: h[0..<(end - next)]))
+                        }
+                        while next < end {
+                            let o = all[next]
+                            table.add(o, input: input, text: UnsafeRawBufferPointer(rebasing: text[o.text]))
+                            next += 1
+                            if table.bytes > purchases.budget { return }
+                        }
                     }
                 }
             }
@@ -116,6 +125,9 @@ public final class HistoryCollector {
             try renewals.add(feed.text.withUnsafeBytes { RenewalRecord(n, input: input, text: $0) })
         }
     }
+
+    /// Occurrences whose table memory `add` reads ahead at once.
+    static let warmGroup = 16
 
     // MARK: - Resumable runs
 

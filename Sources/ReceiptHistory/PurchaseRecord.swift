@@ -108,6 +108,7 @@ struct PurchaseRecord: Sendable {
     /// Merges occurrence `o` (of input `input`, its text `text`) of the same key.
     mutating func merge(_ o: PurchaseOccurrence, input: Int, text: UnsafeRawBufferPointer) {
         let recency = Self.recency(o, input: input)
+        if mergeRepeat(o, recency: recency, text: text) { return }
         merge(
             o.facts, text: text, newest: recency, cancelledAt: o.facts.cancellationDate == nil ? nil : recency,
             userAt: o.facts.userID == nil ? nil : recency, tokenAt: o.facts.appAccountToken == nil ? nil : recency,
@@ -153,7 +154,7 @@ struct PurchaseRecord: Sendable {
     }
 
     /// `multiple_user_ids` of the merge with facts `f` (text `t`): either side's flag, or two different ids.
-    private func mergedMultipleUserIDs(_ f: PurchaseFacts, _ t: UnsafeRawBufferPointer) -> Bool? {
+    func mergedMultipleUserIDs(_ f: PurchaseFacts, _ t: UnsafeRawBufferPointer) -> Bool? {
         guard let b = f.multipleUserIDs else { return facts.multipleUserIDs }
         guard let a = facts.multipleUserIDs else { return b }
         if a || b { return true }

@@ -5,8 +5,10 @@ import ReceiptModel
 ///
 /// Records sit in one array. An open-addressing index of slots maps the 64-bit hash of a key to its record and
 /// to a copy of the key's bytes in one flat buffer, so that a lookup touches the slot and the key bytes and a
-/// hit is confirmed by comparing them. An occurrence of a purchase already held merges in place and allocates
-/// nothing (unless its newest facts carry different byte strings); only a new purchase makes a record.
+/// hit is confirmed by comparing them. The hash comes with the occurrence (its worker made it), and the history
+/// stage reads a group's slots, keys and records ahead (`warm`) before adding them. An occurrence of a purchase
+/// already held merges in place and allocates nothing (unless its newest facts carry different byte strings; one
+/// that repeats them only moves the record's recency and counts); only a new purchase makes a record.
 struct PurchaseTable {
     private struct Slot {
         /// The key's hash; meaningful only when `record` is not 0.
@@ -26,6 +28,8 @@ struct PurchaseTable {
     private var slots: [Slot]
     /// Estimated bytes of the records held, as `PurchaseRecord.estimatedBytes` counts them.
     private(set) var bytes = 0
+    /// What `warm` read, kept so that its reads are not optimised away.
+    private var warmth: UInt64 = 0
 
     private static let initialSlots = 1 << 10
 
@@ -38,7 +42,7 @@ struct PurchaseTable {
         let environment = o.facts.environment.rawValue
         let bundle = text.span(o.facts.bundleID)
         let txid = text.span(o.facts.transactionID)
-        let h = Self.hash(environment, bundle, txid)
+        let h = o.keyHash
         let mask = slots.count - 1
         var s = Int(truncatingIfNeeded: h) & mask
         let keyLength = 1 + bundle.count + txid.count
@@ -106,14 +110,43 @@ struct PurchaseTable {
         }
     }
 
-    static func hash(_ environment: UInt8, _ bundle: UnsafeRawBufferPointer, _ txid: UnsafeRawBufferPointer)
-        -> UInt64
-    {
-        var h = Hasher()
-        h.combine(environment)
-        h.combine(bytes: bundle)
-        h.combine(bundle.count)
-        h.combine(bytes: txid)
-        return UInt64(UInt(bitPattern: h.finalize()))
+    /// Reads the memory that adding occurrences of these key hashes will touch (their slots, the key bytes and
+    /// records they find), all before any is added: the cache misses of a group overlap instead of coming one after
+    /// the other. Changes nothing the table holds.
+    mutating func warm(_ hashes: UnsafeBufferPointer<UInt64>) {
+        var sum: UInt64 = 0
+        let mask = slots.count - 1
+        slots.withUnsafeBufferPointer { slots in
+            keys.withUnsafeBufferPointer { keys in
+                records.withUnsafeBufferPointer { records in
+                    for h in hashes {
+                        var s = Int(truncatingIfNeeded: h) & mask
+                        while slots[s].record != 0 {
+                            if slots[s].hash == h {
+                                // Both ends of the key and of the record's text, which may lie on two lines.
+                                let r = Int(slots[s].record) - 1
+                                let key = slots[s].keyOffset
+                                sum &+= UInt64(keys[key]) &+ UInt64(keys[key + slots[s].keyLength - 1])
+                                // Fields spread over the record's value (some hundred bytes), then its text.
+                                let record = records.baseAddress! + r
+                                sum &+=
+                                    UInt64(record.pointee.facts.environment.rawValue)
+                                    &+ UInt64(bitPattern: record.pointee.facts.webOrderLineItemID ?? 0)
+                                    &+ UInt64(bitPattern: record.pointee.facts.cancellationDate ?? 0)
+                                    &+ UInt64(record.pointee.facts.appAccountToken?.count ?? 0)
+                                    &+ UInt64(bitPattern: record.pointee.newest.created)
+                                    &+ UInt64(bitPattern: record.pointee.userAt?.line ?? 0)
+                                    &+ UInt64(bitPattern: record.pointee.tokenAt?.line ?? 0)
+                                    &+ UInt64(bitPattern: record.pointee.occurrences)
+                                sum &+= UInt64(records[r].text.first ?? 0) &+ UInt64(records[r].text.last ?? 0)
+                                break
+                            }
+                            s = (s + 1) & mask
+                        }
+                    }
+                }
+            }
+        }
+        warmth = sum
     }
 }

@@ -115,14 +115,32 @@ public struct PurchaseOccurrence: Sendable {
     public var line: Int64
     /// The occurrence's place among the `transactions` rows of its line.
     public var entry: Int64
+    /// `keyHash(environment:bundleID:transactionID:)` of its key, computed where the occurrence is made (a worker)
+    /// so that the history stage only looks it up.
+    public var keyHash: UInt64
 
     @usableFromInline
-    init(facts: PurchaseFacts, text: Range<Int>, created: Int64?, line: Int64, entry: Int64) {
+    init(facts: PurchaseFacts, text: Range<Int>, created: Int64?, line: Int64, entry: Int64, keyHash: UInt64) {
         self.facts = facts
         self.text = text
         self.created = created
         self.line = line
         self.entry = entry
+        self.keyHash = keyHash
+    }
+
+    /// The hash of a purchase key (environment, bundle_id, transaction_id) that the history's in-memory table is
+    /// indexed by. Seeded per process, like `Hasher`: equal within one run, never stored.
+    @inlinable
+    public static func keyHash(
+        environment: UInt8, bundleID: UnsafeRawBufferPointer, transactionID: UnsafeRawBufferPointer
+    ) -> UInt64 {
+        var h = Hasher()
+        h.combine(environment)
+        h.combine(bytes: bundleID)
+        h.combine(bundleID.count)
+        h.combine(bytes: transactionID)
+        return UInt64(UInt(bitPattern: h.finalize()))
     }
 }
 
@@ -214,9 +232,17 @@ public struct HistoryFeed: Sendable {
     /// Adds the occurrence whose text was appended since `beginOccurrence`.
     @inlinable
     public mutating func addPurchase(_ facts: PurchaseFacts, created: Int64?, line: Int64, entry: Int64) {
+        let start = self.start
+        let hash = textBytes.withUnsafeBytes { t in
+            PurchaseOccurrence.keyHash(
+                environment: facts.environment.rawValue, bundleID: t.bytes(facts.bundleID, from: start),
+                transactionID: t.bytes(facts.transactionID, from: start))
+        }
         purchaseList.append(
-            PurchaseOccurrence(facts: facts, text: start..<textBytes.count, created: created, line: line, entry: entry))
-        start = textBytes.count
+            PurchaseOccurrence(
+                facts: facts, text: start..<textBytes.count, created: created, line: line, entry: entry,
+                keyHash: hash))
+        self.start = textBytes.count
     }
 
     /// Adds a counting renewal info (its spans made by `span` after `beginOccurrence`, made absolute here).
@@ -232,5 +258,14 @@ public struct HistoryFeed: Sendable {
     public func bytes(_ span: TextSpan, of o: PurchaseOccurrence) -> ArraySlice<UInt8> {
         let at = o.text.lowerBound + Int(span.offset)
         return text[at..<(at + Int(span.count))]
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// The bytes of `s`, a span of the text that starts at `start` in this buffer.
+    @inlinable
+    func bytes(_ s: TextSpan, from start: Int) -> UnsafeRawBufferPointer {
+        let at = start + Int(s.offset)
+        return UnsafeRawBufferPointer(rebasing: self[at..<(at + Int(s.count))])
     }
 }
