@@ -157,33 +157,50 @@ struct PurchaseEncoder: PurchaseRecordVisitor {
     }
 }
 
-/// Reads what `PurchaseEncoder` wrote, gathering the byte strings into a new text. The first failure is kept
-/// (later reads return defaults) and thrown by `PurchaseRecord.decode`.
+/// Reads what `PurchaseEncoder` wrote, gathering the byte strings into `text` (emptied first, its storage
+/// kept). The first failure is kept (later reads return defaults; `failed` is checked per field, the error only
+/// at the end) and thrown by `PurchaseRecord.decode`.
 struct PurchaseDecoder: PurchaseRecordVisitor {
     var r: SpillReader
-    var text: [UInt8] = []
-    var failure: HistoryError? = nil
+    var text: [UInt8]
+    private(set) var failure: HistoryError? = nil
+    private var failed = false
     private var base: Int64 = 0
 
-    init(_ r: SpillReader) { self.r = r }
+    init(_ r: SpillReader, text: consuming [UInt8] = []) {
+        self.r = r
+        self.text = text
+        self.text.removeAll(keepingCapacity: true)
+        // The byte strings are at most what is left of the record: one allocation at most.
+        self.text.reserveCapacity(r.bytes.count - r.offset)
+    }
 
+    private mutating func fail(_ error: HistoryError) {
+        if !failed {
+            failure = error
+            failed = true
+        }
+    }
+
+    @inline(__always)
     private mutating func read<T>(_ fallback: T, _ body: (inout SpillReader) throws(HistoryError) -> T) -> T {
-        guard failure == nil else { return fallback }
+        guard !failed else { return fallback }
         do throws(HistoryError) {
             return try body(&r)
         } catch {
-            failure = error
+            fail(error)
             return fallback
         }
     }
 
+    @inline(__always)
     private mutating func bytes(_ count: Int) -> TextSpan {
         let at = text.count
-        guard failure == nil else { return .empty }
+        guard !failed else { return .empty }
         do throws(HistoryError) {
             text.append(contentsOf: try r.bytes(count))
         } catch {
-            failure = error
+            fail(error)
         }
         return TextSpan(offset: Int32(at), count: Int32(text.count - at))
     }
@@ -201,8 +218,7 @@ struct PurchaseDecoder: PurchaseRecordVisitor {
         let n = read(nil) { r throws(HistoryError) in try r.optional() }
         guard let n else { return v = nil }
         guard let narrow = Int32(exactly: n) else {
-            if failure == nil { failure = HistoryError(.spillDamaged, detail: "a number is out of range") }
-            return
+            return fail(HistoryError(.spillDamaged, detail: "a number is out of range"))
         }
         v = narrow
     }
@@ -224,8 +240,7 @@ struct PurchaseDecoder: PurchaseRecordVisitor {
     mutating func environment(_ name: StaticString, _ v: inout HistoryEnvironment) {
         let raw = read(0) { r throws(HistoryError) in try r.u8() }
         guard let e = HistoryEnvironment(rawValue: raw) else {
-            if failure == nil { failure = HistoryError(.spillDamaged, detail: "an unknown environment") }
-            return
+            return fail(HistoryError(.spillDamaged, detail: "an unknown environment"))
         }
         v = e
     }
@@ -258,11 +273,23 @@ extension PurchaseRecord {
         var record = PurchaseRecord(
             facts: PurchaseFacts(), text: [], newest: Recency(created: 0, input: 0, line: 0, entry: 0),
             cancelledAt: nil, firstSeen: nil, lastSeen: nil, occurrences: 0)
-        var d = PurchaseDecoder(r)
+        try decode(&r, into: &record)
+        return record
+    }
+
+    /// Decodes over `record`, reusing its text's storage when no one else holds it.
+    static func decode(_ r: inout SpillReader, into record: inout PurchaseRecord) throws(HistoryError) {
+        // The text moves into the decoder (held once, its storage is reused); every field is visited, so every
+        // field is overwritten.
+        var text: [UInt8] = []
+        swap(&text, &record.text)
+        var d = PurchaseDecoder(r, text: consume text)
         record.visit(&d)
         r = d.r
-        if let failure = d.failure { throw failure }
         record.text = d.text
-        return record
+        if let failure = d.failure {
+            record.facts = PurchaseFacts()
+            throw failure
+        }
     }
 }

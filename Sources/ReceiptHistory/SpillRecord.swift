@@ -11,6 +11,15 @@ protocol SpillRecord: Sendable {
     static func rowOrder(_ records: [Self]) -> [Int32]
     func encode(into w: inout SpillWriter)
     static func decode(_ r: inout SpillReader) throws(HistoryError) -> Self
+    /// Decodes the next record over `record`, whose storage it may reuse (a merge reads each run's records into
+    /// one value); on failure `record` holds some valid value.
+    static func decode(_ r: inout SpillReader, into record: inout Self) throws(HistoryError)
+}
+
+extension SpillRecord {
+    static func decode(_ r: inout SpillReader, into record: inout Self) throws(HistoryError) {
+        record = try decode(&r)
+    }
 }
 
 extension PurchaseRecord: SpillRecord {

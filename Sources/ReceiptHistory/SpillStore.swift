@@ -137,8 +137,12 @@ final class SpillStore<R: SpillRecord> {
             for i in R.rowOrder(held) { try emit(held[Int(i)]) }
             return
         }
-        try spill()
-        try spill(pending)
+        // What is still in memory is not written out: each partition's share joins its reduce.
+        var held = [[R]](repeating: [], count: Self.partitionCount)
+        for r in memory.values { held[r.partition(Self.partitionCount, seed: 0)].append(r) }
+        memory = [:]
+        memoryBytes = 0
+        for r in pending { held[r.partition(Self.partitionCount, seed: 0)].append(r) }
         for a in appenders { try a?.close(sync: false) }
         appenders = Array(repeating: nil, count: Self.partitionCount)
         var folders = segments
@@ -149,56 +153,60 @@ final class SpillStore<R: SpillRecord> {
             let files = folders.map { $0 + "/" + Self.partitionName(p) }.filter {
                 FileManager.default.fileExists(atPath: $0)
             }
-            try reducePartition(files, seed: 1, depth: 0, into: &runs)
+            let records = held[p]
+            held[p] = []
+            try reducePartition(files, held: records, seed: 1, depth: 0, into: &runs)
         }
         try mergeRuns(runs, fanIn: fanIn ?? DescriptorBudget.mergeFanIn(), emit)
     }
 
-    /// Merges the records of `files` by key and writes them sorted as one run; when they do not fit the budget,
-    /// splits them into sub-partitions by another hash seed first.
-    private func reducePartition(_ files: [String], seed: UInt64, depth: Int, into runs: inout [String])
-        throws(HistoryError)
-    {
-        guard !files.isEmpty else { return }
+    /// Merges the records of `files` and `held` by key and writes them sorted as one run; when they do not fit the
+    /// budget, splits them into sub-partitions by another hash seed first.
+    private func reducePartition(
+        _ files: [String], held: [R] = [], seed: UInt64, depth: Int, into runs: inout [String]
+    ) throws(HistoryError) {
+        guard !files.isEmpty || !held.isEmpty else { return }
         var table: [R.Key: R] = [:]
         var bytes = 0
         var overflow: [SpillAppender?] = []
         var overflowWriters: [SpillWriter] = []
         let fan = 16
-        for f in files {
-            let scanner = try SpillScanner<R>(path: f, codec: try codec())
-            while let r = try scanner.next() {
-                if !overflow.isEmpty {
-                    let p = r.partition(fan, seed: seed)
-                    frame(r, into: &overflowWriters[p])
+        func take(_ r: R) throws(HistoryError) {
+            if !overflow.isEmpty {
+                let p = r.partition(fan, seed: seed)
+                frame(r, into: &overflowWriters[p])
+                if overflowWriters[p].bytes.count >= SpillFormat.blockBytes {
+                    try flushOverflow(p, &overflow, &overflowWriters)
+                }
+                return
+            }
+            let k = r.storeKey
+            if table[k]?.merge(r) == nil {
+                bytes += r.estimatedBytes
+                table[k] = r
+            }
+            if bytes > budget && depth < 8 {
+                // Too big for memory: this partition is split by a new seed, what is held included.
+                overflow = Array(repeating: nil, count: fan)
+                overflowWriters = Array(repeating: SpillWriter(), count: fan)
+                for (p, name) in (0..<fan).map({ ($0, nextWorkName()) }) {
+                    overflow[p] = try SpillAppender(path: name, codec: try codec())
+                }
+                for h in table.values {
+                    let p = h.partition(fan, seed: seed)
+                    frame(h, into: &overflowWriters[p])
                     if overflowWriters[p].bytes.count >= SpillFormat.blockBytes {
                         try flushOverflow(p, &overflow, &overflowWriters)
                     }
-                    continue
                 }
-                let k = r.storeKey
-                if table[k]?.merge(r) == nil {
-                    bytes += r.estimatedBytes
-                    table[k] = r
-                }
-                if bytes > budget && depth < 8 {
-                    // Too big for memory: this partition is split by a new seed, what is held included.
-                    overflow = Array(repeating: nil, count: fan)
-                    overflowWriters = Array(repeating: SpillWriter(), count: fan)
-                    for (p, name) in (0..<fan).map({ ($0, nextWorkName()) }) {
-                        overflow[p] = try SpillAppender(path: name, codec: try codec())
-                    }
-                    for held in table.values {
-                        let p = held.partition(fan, seed: seed)
-                        frame(held, into: &overflowWriters[p])
-                        if overflowWriters[p].bytes.count >= SpillFormat.blockBytes {
-                            try flushOverflow(p, &overflow, &overflowWriters)
-                        }
-                    }
-                    table = [:]
-                    bytes = 0
-                }
+                table = [:]
+                bytes = 0
             }
+        }
+        for r in held { try take(r) }
+        for f in files {
+            let scanner = try SpillScanner<R>(path: f, codec: try codec())
+            while let r = try scanner.next() { try take(r) }
         }
         if !overflow.isEmpty {
             var subfiles: [String] = []
@@ -271,43 +279,46 @@ final class SpillStore<R: SpillRecord> {
         try merge(runs, emit)
     }
 
-    /// The k-way merge of sorted runs, through a binary heap of their heads; the runs are removed after it.
+    /// The k-way merge of sorted runs, through a binary heap of their positions: each run's head record is decoded
+    /// in place over the one before it, and the heap moves positions, never records. The runs are removed after it.
     private func merge(_ runs: [String], _ emit: (R) throws(HistoryError) -> Void) throws(HistoryError) {
         var scanners: [SpillScanner<R>] = []
-        var heap: [(R, Int)] = []
+        var heads: [R] = []
+        var heap: [Int] = []
         for path in runs {
             let s = try SpillScanner<R>(path: path, codec: try codec())
-            scanners.append(s)
-            if let r = try s.next() { heap.append((r, scanners.count - 1)) }
+            if let r = try s.next() {
+                heap.append(scanners.count)
+                scanners.append(s)
+                heads.append(r)
+            }
         }
-        func less(_ a: (R, Int), _ b: (R, Int)) -> Bool {
+        try heads.withUnsafeMutableBufferPointer { heads throws(HistoryError) in
             // Keys are distinct across runs (a key lives in one partition), so the order is total.
-            R.precedes(a.0, b.0)
-        }
-        func down(_ i0: Int) {
-            var i = i0
-            while true {
-                let l = 2 * i + 1
-                let r = l + 1
-                var m = i
-                if l < heap.count && less(heap[l], heap[m]) { m = l }
-                if r < heap.count && less(heap[r], heap[m]) { m = r }
-                if m == i { return }
-                heap.swapAt(i, m)
-                i = m
+            func down(_ i0: Int) {
+                var i = i0
+                let n = heap.count
+                while true {
+                    let l = 2 * i + 1
+                    let r = l + 1
+                    var m = i
+                    if l < n && R.precedes(heads[heap[l]], heads[heap[m]]) { m = l }
+                    if r < n && R.precedes(heads[heap[r]], heads[heap[m]]) { m = r }
+                    if m == i { return }
+                    heap.swapAt(i, m)
+                    i = m
+                }
             }
-        }
-        for i in stride(from: heap.count / 2 - 1, through: 0, by: -1) { down(i) }
-        while !heap.isEmpty {
-            let (r, s) = heap[0]
-            try emit(r)
-            if let n = try scanners[s].next() {
-                heap[0] = (n, s)
-            } else {
-                heap[0] = heap[heap.count - 1]
-                heap.removeLast()
+            for i in stride(from: heap.count / 2 - 1, through: 0, by: -1) { down(i) }
+            while !heap.isEmpty {
+                let s = heap[0]
+                try emit(heads[s])
+                if try !scanners[s].next(into: &heads[s]) {
+                    heap[0] = heap[heap.count - 1]
+                    heap.removeLast()
+                }
+                if !heap.isEmpty { down(0) }
             }
-            if !heap.isEmpty { down(0) }
         }
         for path in runs { unlink(path) }
     }
