@@ -166,13 +166,24 @@ struct PurchaseDecoder: PurchaseRecordVisitor {
     private(set) var failure: HistoryError? = nil
     private var failed = false
     private var base: Int64 = 0
+    /// Whether the byte strings stay where they are: each span is then an offset in the reader's bytes, and
+    /// `text` stays empty.
+    private let inPlace: Bool
 
     init(_ r: SpillReader, text: consuming [UInt8] = []) {
         self.r = r
         self.text = text
+        inPlace = false
         self.text.removeAll(keepingCapacity: true)
         // The byte strings are at most what is left of the record: one allocation at most.
         self.text.reserveCapacity(r.bytes.count - r.offset)
+    }
+
+    /// A decoder whose spans name the byte strings in the reader's bytes (nothing is copied).
+    init(inPlace r: SpillReader) {
+        self.r = r
+        text = []
+        inPlace = true
     }
 
     private mutating func fail(_ error: HistoryError) {
@@ -195,8 +206,18 @@ struct PurchaseDecoder: PurchaseRecordVisitor {
 
     @inline(__always)
     private mutating func bytes(_ count: Int) -> TextSpan {
-        let at = text.count
         guard !failed else { return .empty }
+        if inPlace {
+            let at = r.offset
+            do throws(HistoryError) {
+                _ = try r.bytes(count)
+            } catch {
+                fail(error)
+                return .empty
+            }
+            return TextSpan(offset: Int32(at), count: Int32(count))
+        }
+        let at = text.count
         do throws(HistoryError) {
             text.append(contentsOf: try r.bytes(count))
         } catch {
@@ -291,5 +312,30 @@ extension PurchaseRecord {
             record.facts = PurchaseFacts()
             throw failure
         }
+    }
+}
+
+extension PurchaseRecord {
+    /// Reads an encoded record's key and order key where it lies (`SpillRecord.encodedKeys`).
+    static let encodedKeys: SpillKeyReader? = SpillKeyReader { record, seed, key, order throws(HistoryError) in
+        var r = PurchaseRecord(
+            facts: PurchaseFacts(), text: [], newest: Recency(created: 0, input: 0, line: 0, entry: 0),
+            cancelledAt: nil, firstSeen: nil, lastSeen: nil, occurrences: 0)
+        var d = PurchaseDecoder(inPlace: SpillReader(record))
+        r.visit(&d)
+        if let failure = d.failure { throw failure }
+        if !d.r.atEnd { throw HistoryError(.spillDamaged, detail: "a record is longer than it reads") }
+        let f = r.facts
+        let bundle = record.span(f.bundleID)
+        let transaction = record.span(f.transactionID)
+        key.append(f.environment.rawValue)
+        var length = SpillWriter()
+        length.varint(UInt64(bundle.count))
+        key.append(contentsOf: length.bytes)
+        key.append(contentsOf: bundle)
+        key.append(contentsOf: transaction)
+        order.begin()
+        PurchaseRecord.appendOrderKey(f, text: record, to: &order)
+        return stableHash(f.environment.rawValue, bundle, transaction, seed: seed)
     }
 }

@@ -138,6 +138,24 @@ final class SpillScanner<R: SpillRecord> {
         return true
     }
 
+    /// Gives the next record's encoding, undecoded, to `body` (valid only during the call); false at the end of the
+    /// file.
+    func nextEncoded(_ body: (UnsafeRawBufferPointer) throws(HistoryError) -> Void) throws(HistoryError) -> Bool {
+        while start == end {
+            guard try readBlock() else { return false }
+        }
+        let failure: HistoryError? = records.withUnsafeBytes { p in
+            do throws(HistoryError) {
+                try body(try frame(p).bytes)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
+        return true
+    }
+
     /// The next record's bytes (a record is framed by its length, so that one decoding short or long is noticed);
     /// moves past them.
     @inline(__always)

@@ -166,6 +166,9 @@ final class SpillStore<R: SpillRecord> {
         _ files: [String], held: [R] = [], seed: UInt64, depth: Int, into runs: inout [String]
     ) throws(HistoryError) {
         guard !files.isEmpty || !held.isEmpty else { return }
+        if let reader = R.encodedKeys {
+            return try reduceEncoded(files, held: held, seed: seed, depth: depth, reader: reader, into: &runs)
+        }
         var table: [R.Key: R] = [:]
         var bytes = 0
         var overflow: [SpillAppender?] = []
@@ -227,6 +230,80 @@ final class SpillStore<R: SpillRecord> {
         var w = SpillWriter()
         for i in R.rowOrder(held) {
             frame(held[Int(i)], into: &w)
+            if w.bytes.count >= SpillFormat.blockBytes { try write(&w, to: run) }
+        }
+        try write(&w, to: run)
+        try run.close(sync: false)
+        for f in files where f.hasPrefix(workDirectory) { unlink(f) }
+        runs.append(run.path)
+    }
+
+    /// `reducePartition` for records whose key and order can be read from their encoding: merged by key and
+    /// sorted as encoded (`SpillPartition`), so that a record alone of its key is copied, never decoded.
+    private func reduceEncoded(
+        _ files: [String], held: [R], seed: UInt64, depth: Int, reader: SpillKeyReader, into runs: inout [String]
+    ) throws(HistoryError) {
+        var table = SpillPartition<R>(reader: reader)
+        var overflow: [SpillAppender?] = []
+        var overflowWriters: [SpillWriter] = []
+        let fan = 16
+        var key: [UInt8] = []
+        var order = OrderKeys()
+        func framed(_ record: UnsafeRawBufferPointer, into w: inout SpillWriter) {
+            w.varint(UInt64(record.count))
+            w.bytes.append(contentsOf: record)
+            spilledRecords += 1
+        }
+        func divert(_ record: UnsafeRawBufferPointer, _ p: Int) throws(HistoryError) {
+            framed(record, into: &overflowWriters[p])
+            if overflowWriters[p].bytes.count >= SpillFormat.blockBytes {
+                try flushOverflow(p, &overflow, &overflowWriters)
+            }
+        }
+        func take(_ record: UnsafeRawBufferPointer) throws(HistoryError) {
+            if !overflow.isEmpty {
+                key.removeAll(keepingCapacity: true)
+                order.bytes.removeAll(keepingCapacity: true)
+                let h = try reader.read(record, seed, &key, &order)
+                return try divert(record, Int(h % UInt64(fan)))
+            }
+            try table.add(record)
+            if table.bytes > budget && depth < 8 {
+                // Too big for memory: this partition is split by a new seed, what is held included.
+                overflow = Array(repeating: nil, count: fan)
+                overflowWriters = Array(repeating: SpillWriter(), count: fan)
+                for p in 0..<fan { overflow[p] = try SpillAppender(path: nextWorkName(), codec: try codec()) }
+                try table.forEach(count: fan, seed: seed) { r, p throws(HistoryError) in try divert(r, p) }
+                table = SpillPartition(reader: reader)
+            }
+        }
+        var w = SpillWriter()
+        for r in held {
+            w.bytes.removeAll(keepingCapacity: true)
+            r.encode(into: &w)
+            try spillBytes(w.bytes) { b throws(HistoryError) in try take(b) }
+        }
+        for f in files {
+            let scanner = try SpillScanner<R>(path: f, codec: try codec())
+            while try scanner.nextEncoded({ b throws(HistoryError) in try take(b) }) {}
+        }
+        if !overflow.isEmpty {
+            var subfiles: [String] = []
+            for p in 0..<fan {
+                try flushOverflow(p, &overflow, &overflowWriters)
+                try overflow[p]!.close(sync: false)
+                subfiles.append(overflow[p]!.path)
+            }
+            for f in files where f.hasPrefix(workDirectory) { unlink(f) }
+            for f in subfiles {
+                try reducePartition([f], seed: seed + 1, depth: depth + 1, into: &runs)
+            }
+            return
+        }
+        let run = try SpillAppender(path: nextWorkName(), codec: try codec(), bufferBytes: 256 << 10)
+        w.bytes.removeAll(keepingCapacity: true)
+        try table.sorted { r throws(HistoryError) in
+            framed(r, into: &w)
             if w.bytes.count >= SpillFormat.blockBytes { try write(&w, to: run) }
         }
         try write(&w, to: run)
