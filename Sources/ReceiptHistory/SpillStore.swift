@@ -4,13 +4,16 @@ import Foundation
 ///
 /// Records go to the current *segment* (a folder of partition files `p-NNN.run`). A resumable run seals one
 /// segment per committed part; a plain run has one. `reduce` then merges every segment partition by partition:
-/// each partition is read back into memory and merged by key (a partition larger than the budget is split again
-/// with another hash seed), sorted into a run file, and the runs are merged in row order, at most `fanIn` at a time:
+/// each partition is read back into memory, with its share of the records still in memory (never written), and
+/// merged by key (a partition larger than the budget is split again with another hash seed), sorted into a run
+/// file, and the runs are merged in row order, at most `fanIn` at a time:
 /// more runs than that are merged in passes, each pass merging groups of `fanIn` runs into one, until one pass can
 /// merge them all. Every spilled byte is thus read a bounded number of times (one pass per factor of `fanIn` in the
 /// number of runs), and the rows are those of a single merge: keys are distinct across runs, so the order is total.
 /// Memory stays within about the budget plus one read buffer per run merged at once; descriptors within the fan-in
-/// plus one (a spill file is open only while a buffer is written to it).
+/// plus one (a spill file is open only while a buffer is written to it). A record type with a `SpillKeyReader` is
+/// merged and sorted in its encoded form (`SpillPartition`): a record that meets no other of its key is decoded
+/// once, by the final merge, whose heap moves run positions while each run's head is decoded in place.
 final class SpillStore<R: SpillRecord> {
     static var partitionCount: Int { 64 }
 
