@@ -141,11 +141,12 @@ final class SpillStore<R: SpillRecord> {
             return
         }
         // What is still in memory is not written out: each partition's share joins its reduce.
-        var held = [[R]](repeating: [], count: Self.partitionCount)
-        for r in memory.values { held[r.partition(Self.partitionCount, seed: 0)].append(r) }
+        // Positions, not copies, so that the records are held once.
+        let all = memory.isEmpty ? pending : Array(memory.values) + pending
         memory = [:]
         memoryBytes = 0
-        for r in pending { held[r.partition(Self.partitionCount, seed: 0)].append(r) }
+        var shares = [[Int32]](repeating: [], count: Self.partitionCount)
+        for (i, r) in all.enumerated() { shares[r.partition(Self.partitionCount, seed: 0)].append(Int32(i)) }
         for a in appenders { try a?.close(sync: false) }
         appenders = Array(repeating: nil, count: Self.partitionCount)
         var folders = segments
@@ -156,9 +157,9 @@ final class SpillStore<R: SpillRecord> {
             let files = folders.map { $0 + "/" + Self.partitionName(p) }.filter {
                 FileManager.default.fileExists(atPath: $0)
             }
-            let records = held[p]
-            held[p] = []
-            try reducePartition(files, held: records, seed: 1, depth: 0, into: &runs)
+            let held = shares[p].map { all[Int($0)] }
+            shares[p] = []
+            try reducePartition(files, held: held, seed: 1, depth: 0, into: &runs)
         }
         try mergeRuns(runs, fanIn: fanIn ?? DescriptorBudget.mergeFanIn(), emit)
     }
