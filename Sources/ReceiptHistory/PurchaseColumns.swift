@@ -157,33 +157,71 @@ struct PurchaseEncoder: PurchaseRecordVisitor {
     }
 }
 
-/// Reads what `PurchaseEncoder` wrote, gathering the byte strings into a new text. The first failure is kept
-/// (later reads return defaults) and thrown by `PurchaseRecord.decode`.
+/// Reads what `PurchaseEncoder` wrote, gathering the byte strings into `text` (emptied first, its storage
+/// kept). The first failure is kept (later reads return defaults; `failed` is checked per field, the error only
+/// at the end) and thrown by `PurchaseRecord.decode`.
 struct PurchaseDecoder: PurchaseRecordVisitor {
     var r: SpillReader
-    var text: [UInt8] = []
-    var failure: HistoryError? = nil
+    var text: [UInt8]
+    private(set) var failure: HistoryError? = nil
+    private var failed = false
     private var base: Int64 = 0
+    /// Whether the byte strings stay where they are: each span is then an offset in the reader's bytes, and
+    /// `text` stays empty.
+    private let inPlace: Bool
 
-    init(_ r: SpillReader) { self.r = r }
+    init(_ r: SpillReader, text: consuming [UInt8] = []) {
+        self.r = r
+        self.text = text
+        inPlace = false
+        self.text.removeAll(keepingCapacity: true)
+        // The byte strings are at most what is left of the record: one allocation at most.
+        self.text.reserveCapacity(r.bytes.count - r.offset)
+    }
 
+    /// A decoder whose spans name the byte strings in the reader's bytes (nothing is copied).
+    init(inPlace r: SpillReader) {
+        self.r = r
+        text = []
+        inPlace = true
+    }
+
+    private mutating func fail(_ error: HistoryError) {
+        if !failed {
+            failure = error
+            failed = true
+        }
+    }
+
+    @inline(__always)
     private mutating func read<T>(_ fallback: T, _ body: (inout SpillReader) throws(HistoryError) -> T) -> T {
-        guard failure == nil else { return fallback }
+        guard !failed else { return fallback }
         do throws(HistoryError) {
             return try body(&r)
         } catch {
-            failure = error
+            fail(error)
             return fallback
         }
     }
 
+    @inline(__always)
     private mutating func bytes(_ count: Int) -> TextSpan {
+        guard !failed else { return .empty }
+        if inPlace {
+            let at = r.offset
+            do throws(HistoryError) {
+                _ = try r.bytes(count)
+            } catch {
+                fail(error)
+                return .empty
+            }
+            return TextSpan(offset: Int32(at), count: Int32(count))
+        }
         let at = text.count
-        guard failure == nil else { return .empty }
         do throws(HistoryError) {
             text.append(contentsOf: try r.bytes(count))
         } catch {
-            failure = error
+            fail(error)
         }
         return TextSpan(offset: Int32(at), count: Int32(text.count - at))
     }
@@ -201,8 +239,7 @@ struct PurchaseDecoder: PurchaseRecordVisitor {
         let n = read(nil) { r throws(HistoryError) in try r.optional() }
         guard let n else { return v = nil }
         guard let narrow = Int32(exactly: n) else {
-            if failure == nil { failure = HistoryError(.spillDamaged, detail: "a number is out of range") }
-            return
+            return fail(HistoryError(.spillDamaged, detail: "a number is out of range"))
         }
         v = narrow
     }
@@ -224,8 +261,7 @@ struct PurchaseDecoder: PurchaseRecordVisitor {
     mutating func environment(_ name: StaticString, _ v: inout HistoryEnvironment) {
         let raw = read(0) { r throws(HistoryError) in try r.u8() }
         guard let e = HistoryEnvironment(rawValue: raw) else {
-            if failure == nil { failure = HistoryError(.spillDamaged, detail: "an unknown environment") }
-            return
+            return fail(HistoryError(.spillDamaged, detail: "an unknown environment"))
         }
         v = e
     }
@@ -258,11 +294,48 @@ extension PurchaseRecord {
         var record = PurchaseRecord(
             facts: PurchaseFacts(), text: [], newest: Recency(created: 0, input: 0, line: 0, entry: 0),
             cancelledAt: nil, firstSeen: nil, lastSeen: nil, occurrences: 0)
-        var d = PurchaseDecoder(r)
+        try decode(&r, into: &record)
+        return record
+    }
+
+    /// Decodes over `record`, reusing its text's storage when no one else holds it.
+    static func decode(_ r: inout SpillReader, into record: inout PurchaseRecord) throws(HistoryError) {
+        // The text moves into the decoder (held once, its storage is reused); every field is visited, so every
+        // field is overwritten.
+        var text: [UInt8] = []
+        swap(&text, &record.text)
+        var d = PurchaseDecoder(r, text: consume text)
         record.visit(&d)
         r = d.r
-        if let failure = d.failure { throw failure }
         record.text = d.text
-        return record
+        if let failure = d.failure {
+            record.facts = PurchaseFacts()
+            throw failure
+        }
+    }
+}
+
+extension PurchaseRecord {
+    /// Reads an encoded record's key and order key where it lies (`SpillRecord.encodedKeys`).
+    static let encodedKeys: SpillKeyReader? = SpillKeyReader { record, seed, key, order throws(HistoryError) in
+        var r = PurchaseRecord(
+            facts: PurchaseFacts(), text: [], newest: Recency(created: 0, input: 0, line: 0, entry: 0),
+            cancelledAt: nil, firstSeen: nil, lastSeen: nil, occurrences: 0)
+        var d = PurchaseDecoder(inPlace: SpillReader(record))
+        r.visit(&d)
+        if let failure = d.failure { throw failure }
+        if !d.r.atEnd { throw HistoryError(.spillDamaged, detail: "a record is longer than it reads") }
+        let f = r.facts
+        let bundle = record.span(f.bundleID)
+        let transaction = record.span(f.transactionID)
+        key.append(f.environment.rawValue)
+        var length = SpillWriter()
+        length.varint(UInt64(bundle.count))
+        key.append(contentsOf: length.bytes)
+        key.append(contentsOf: bundle)
+        key.append(contentsOf: transaction)
+        order.begin()
+        PurchaseRecord.appendOrderKey(f, text: record, to: &order)
+        return stableHash(f.environment.rawValue, bundle, transaction, seed: seed)
     }
 }

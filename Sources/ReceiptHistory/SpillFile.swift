@@ -106,21 +106,70 @@ final class SpillScanner<R: SpillRecord> {
         while start == end {
             guard try readBlock() else { return nil }
         }
-        let record: Result<R, HistoryError> = records.withUnsafeBytes { p in
-            var r = SpillReader(UnsafeRawBufferPointer(rebasing: p[start..<end]))
+        let decoded: Result<R, HistoryError> = records.withUnsafeBytes { p in
             do throws(HistoryError) {
-                // A record is framed by its length, so that one decoding short or long is noticed.
-                let n = Int(try r.varint32())
-                var body = SpillReader(try r.bytes(n))
-                let decoded = try R.decode(&body)
-                if !body.atEnd { throw HistoryError(.spillDamaged, detail: "a record is longer than it reads") }
-                start += r.offset
-                return .success(decoded)
+                var body = try frame(p)
+                let r = try R.decode(&body)
+                try finish(body)
+                return .success(r)
             } catch {
                 return .failure(error)
             }
         }
-        return try record.get()
+        return try decoded.get()
+    }
+
+    /// Decodes the next record over `record` (reusing its storage); false at the end of the file.
+    func next(into record: inout R) throws(HistoryError) -> Bool {
+        while start == end {
+            guard try readBlock() else { return false }
+        }
+        let failure: HistoryError? = records.withUnsafeBytes { p in
+            do throws(HistoryError) {
+                var body = try frame(p)
+                try R.decode(&body, into: &record)
+                try finish(body)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
+        return true
+    }
+
+    /// Gives the next record's encoding, undecoded, to `body` (valid only during the call); false at the end of the
+    /// file.
+    func nextEncoded(_ body: (UnsafeRawBufferPointer) throws(HistoryError) -> Void) throws(HistoryError) -> Bool {
+        while start == end {
+            guard try readBlock() else { return false }
+        }
+        let failure: HistoryError? = records.withUnsafeBytes { p in
+            do throws(HistoryError) {
+                try body(try frame(p).bytes)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
+        return true
+    }
+
+    /// The next record's bytes (a record is framed by its length, so that one decoding short or long is noticed);
+    /// moves past them.
+    @inline(__always)
+    private func frame(_ p: UnsafeRawBufferPointer) throws(HistoryError) -> SpillReader {
+        var r = SpillReader(UnsafeRawBufferPointer(rebasing: p[start..<end]))
+        let n = Int(try r.varint32())
+        let body = SpillReader(try r.bytes(n))
+        start += r.offset
+        return body
+    }
+
+    @inline(__always)
+    private func finish(_ body: SpillReader) throws(HistoryError) {
+        if !body.atEnd { throw HistoryError(.spillDamaged, detail: "a record is longer than it reads") }
     }
 
     /// Reads and decompresses the next block; false at the end of the file.

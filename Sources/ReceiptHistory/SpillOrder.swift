@@ -1,3 +1,5 @@
+import ReceiptModel
+
 extension SpillRecord {
     /// The row order of records held in memory, as positions: sorting the positions moves 4 bytes per step where
     /// sorting the records would move (and retain and release) a whole record. Keys are distinct, so the order is
@@ -23,23 +25,26 @@ extension PurchaseRecord {
     /// `precedes`'s fields in its order, each encoded so that bytewise order is the field's order.
     private func appendOrderKey(to keys: inout OrderKeys) {
         keys.begin()
+        text.withUnsafeBytes { t in Self.appendOrderKey(facts, text: t, to: &keys) }
+    }
+
+    /// The order key of `facts`, whose byte strings are in `t`.
+    static func appendOrderKey(_ facts: PurchaseFacts, text t: UnsafeRawBufferPointer, to keys: inout OrderKeys) {
         keys.bytes.append(facts.environment.rawValue)
-        text.withUnsafeBytes { t in
-            keys.appendString(t.span(facts.bundleID))
-            if let o = facts.originalTransactionID {
-                keys.bytes.append(1)
-                keys.appendString(t.span(o))
-            } else {
-                keys.bytes.append(0)
-            }
-            if let d = facts.purchaseDate {
-                keys.bytes.append(1)
-                withUnsafeBytes(of: (UInt64(bitPattern: d) ^ (1 << 63)).bigEndian) { keys.bytes.append(contentsOf: $0) }
-            } else {
-                keys.bytes.append(0)
-            }
-            keys.bytes.append(contentsOf: t.span(facts.transactionID))
+        keys.appendString(t.span(facts.bundleID))
+        if let o = facts.originalTransactionID {
+            keys.bytes.append(1)
+            keys.appendString(t.span(o))
+        } else {
+            keys.bytes.append(0)
         }
+        if let d = facts.purchaseDate {
+            keys.bytes.append(1)
+            withUnsafeBytes(of: (UInt64(bitPattern: d) ^ (1 << 63)).bigEndian) { keys.bytes.append(contentsOf: $0) }
+        } else {
+            keys.bytes.append(0)
+        }
+        keys.bytes.append(contentsOf: t.span(facts.transactionID))
     }
 }
 

@@ -4,13 +4,16 @@ import Foundation
 ///
 /// Records go to the current *segment* (a folder of partition files `p-NNN.run`). A resumable run seals one
 /// segment per committed part; a plain run has one. `reduce` then merges every segment partition by partition:
-/// each partition is read back into memory and merged by key (a partition larger than the budget is split again
-/// with another hash seed), sorted into a run file, and the runs are merged in row order, at most `fanIn` at a time:
+/// each partition is read back into memory, with its share of the records still in memory (never written), and
+/// merged by key (a partition larger than the budget is split again with another hash seed), sorted into a run
+/// file, and the runs are merged in row order, at most `fanIn` at a time:
 /// more runs than that are merged in passes, each pass merging groups of `fanIn` runs into one, until one pass can
 /// merge them all. Every spilled byte is thus read a bounded number of times (one pass per factor of `fanIn` in the
 /// number of runs), and the rows are those of a single merge: keys are distinct across runs, so the order is total.
 /// Memory stays within about the budget plus one read buffer per run merged at once; descriptors within the fan-in
-/// plus one (a spill file is open only while a buffer is written to it).
+/// plus one (a spill file is open only while a buffer is written to it). A record type with a `SpillKeyReader` is
+/// merged and sorted in its encoded form (`SpillPartition`): a record that meets no other of its key is decoded
+/// once, by the final merge, whose heap moves run positions while each run's head is decoded in place.
 final class SpillStore<R: SpillRecord> {
     static var partitionCount: Int { 64 }
 
@@ -137,8 +140,13 @@ final class SpillStore<R: SpillRecord> {
             for i in R.rowOrder(held) { try emit(held[Int(i)]) }
             return
         }
-        try spill()
-        try spill(pending)
+        // What is still in memory is not written out: each partition's share joins its reduce.
+        // Positions, not copies, so that the records are held once.
+        let all = memory.isEmpty ? pending : Array(memory.values) + pending
+        memory = [:]
+        memoryBytes = 0
+        var shares = [[Int32]](repeating: [], count: Self.partitionCount)
+        for (i, r) in all.enumerated() { shares[r.partition(Self.partitionCount, seed: 0)].append(Int32(i)) }
         for a in appenders { try a?.close(sync: false) }
         appenders = Array(repeating: nil, count: Self.partitionCount)
         var folders = segments
@@ -149,56 +157,63 @@ final class SpillStore<R: SpillRecord> {
             let files = folders.map { $0 + "/" + Self.partitionName(p) }.filter {
                 FileManager.default.fileExists(atPath: $0)
             }
-            try reducePartition(files, seed: 1, depth: 0, into: &runs)
+            let held = shares[p].map { all[Int($0)] }
+            shares[p] = []
+            try reducePartition(files, held: held, seed: 1, depth: 0, into: &runs)
         }
         try mergeRuns(runs, fanIn: fanIn ?? DescriptorBudget.mergeFanIn(), emit)
     }
 
-    /// Merges the records of `files` by key and writes them sorted as one run; when they do not fit the budget,
-    /// splits them into sub-partitions by another hash seed first.
-    private func reducePartition(_ files: [String], seed: UInt64, depth: Int, into runs: inout [String])
-        throws(HistoryError)
-    {
-        guard !files.isEmpty else { return }
+    /// Merges the records of `files` and `held` by key and writes them sorted as one run; when they do not fit the
+    /// budget, splits them into sub-partitions by another hash seed first.
+    private func reducePartition(
+        _ files: [String], held: [R] = [], seed: UInt64, depth: Int, into runs: inout [String]
+    ) throws(HistoryError) {
+        guard !files.isEmpty || !held.isEmpty else { return }
+        if let reader = R.encodedKeys {
+            return try reduceEncoded(files, held: held, seed: seed, depth: depth, reader: reader, into: &runs)
+        }
         var table: [R.Key: R] = [:]
         var bytes = 0
         var overflow: [SpillAppender?] = []
         var overflowWriters: [SpillWriter] = []
         let fan = 16
-        for f in files {
-            let scanner = try SpillScanner<R>(path: f, codec: try codec())
-            while let r = try scanner.next() {
-                if !overflow.isEmpty {
-                    let p = r.partition(fan, seed: seed)
-                    frame(r, into: &overflowWriters[p])
+        func take(_ r: R) throws(HistoryError) {
+            if !overflow.isEmpty {
+                let p = r.partition(fan, seed: seed)
+                frame(r, into: &overflowWriters[p])
+                if overflowWriters[p].bytes.count >= SpillFormat.blockBytes {
+                    try flushOverflow(p, &overflow, &overflowWriters)
+                }
+                return
+            }
+            let k = r.storeKey
+            if table[k]?.merge(r) == nil {
+                bytes += r.estimatedBytes
+                table[k] = r
+            }
+            if bytes > budget && depth < 8 {
+                // Too big for memory: this partition is split by a new seed, what is held included.
+                overflow = Array(repeating: nil, count: fan)
+                overflowWriters = Array(repeating: SpillWriter(), count: fan)
+                for (p, name) in (0..<fan).map({ ($0, nextWorkName()) }) {
+                    overflow[p] = try SpillAppender(path: name, codec: try codec())
+                }
+                for h in table.values {
+                    let p = h.partition(fan, seed: seed)
+                    frame(h, into: &overflowWriters[p])
                     if overflowWriters[p].bytes.count >= SpillFormat.blockBytes {
                         try flushOverflow(p, &overflow, &overflowWriters)
                     }
-                    continue
                 }
-                let k = r.storeKey
-                if table[k]?.merge(r) == nil {
-                    bytes += r.estimatedBytes
-                    table[k] = r
-                }
-                if bytes > budget && depth < 8 {
-                    // Too big for memory: this partition is split by a new seed, what is held included.
-                    overflow = Array(repeating: nil, count: fan)
-                    overflowWriters = Array(repeating: SpillWriter(), count: fan)
-                    for (p, name) in (0..<fan).map({ ($0, nextWorkName()) }) {
-                        overflow[p] = try SpillAppender(path: name, codec: try codec())
-                    }
-                    for held in table.values {
-                        let p = held.partition(fan, seed: seed)
-                        frame(held, into: &overflowWriters[p])
-                        if overflowWriters[p].bytes.count >= SpillFormat.blockBytes {
-                            try flushOverflow(p, &overflow, &overflowWriters)
-                        }
-                    }
-                    table = [:]
-                    bytes = 0
-                }
+                table = [:]
+                bytes = 0
             }
+        }
+        for r in held { try take(r) }
+        for f in files {
+            let scanner = try SpillScanner<R>(path: f, codec: try codec())
+            while let r = try scanner.next() { try take(r) }
         }
         if !overflow.isEmpty {
             var subfiles: [String] = []
@@ -219,6 +234,80 @@ final class SpillStore<R: SpillRecord> {
         var w = SpillWriter()
         for i in R.rowOrder(held) {
             frame(held[Int(i)], into: &w)
+            if w.bytes.count >= SpillFormat.blockBytes { try write(&w, to: run) }
+        }
+        try write(&w, to: run)
+        try run.close(sync: false)
+        for f in files where f.hasPrefix(workDirectory) { unlink(f) }
+        runs.append(run.path)
+    }
+
+    /// `reducePartition` for records whose key and order can be read from their encoding: merged by key and
+    /// sorted as encoded (`SpillPartition`), so that a record alone of its key is copied, never decoded.
+    private func reduceEncoded(
+        _ files: [String], held: [R], seed: UInt64, depth: Int, reader: SpillKeyReader, into runs: inout [String]
+    ) throws(HistoryError) {
+        var table = SpillPartition<R>(reader: reader)
+        var overflow: [SpillAppender?] = []
+        var overflowWriters: [SpillWriter] = []
+        let fan = 16
+        var key: [UInt8] = []
+        var order = OrderKeys()
+        func framed(_ record: UnsafeRawBufferPointer, into w: inout SpillWriter) {
+            w.varint(UInt64(record.count))
+            w.bytes.append(contentsOf: record)
+            spilledRecords += 1
+        }
+        func divert(_ record: UnsafeRawBufferPointer, _ p: Int) throws(HistoryError) {
+            framed(record, into: &overflowWriters[p])
+            if overflowWriters[p].bytes.count >= SpillFormat.blockBytes {
+                try flushOverflow(p, &overflow, &overflowWriters)
+            }
+        }
+        func take(_ record: UnsafeRawBufferPointer) throws(HistoryError) {
+            if !overflow.isEmpty {
+                key.removeAll(keepingCapacity: true)
+                order.bytes.removeAll(keepingCapacity: true)
+                let h = try reader.read(record, seed, &key, &order)
+                return try divert(record, Int(h % UInt64(fan)))
+            }
+            try table.add(record)
+            if table.bytes > budget && depth < 8 {
+                // Too big for memory: this partition is split by a new seed, what is held included.
+                overflow = Array(repeating: nil, count: fan)
+                overflowWriters = Array(repeating: SpillWriter(), count: fan)
+                for p in 0..<fan { overflow[p] = try SpillAppender(path: nextWorkName(), codec: try codec()) }
+                try table.forEach(count: fan, seed: seed) { r, p throws(HistoryError) in try divert(r, p) }
+                table = SpillPartition(reader: reader)
+            }
+        }
+        var w = SpillWriter()
+        for r in held {
+            w.bytes.removeAll(keepingCapacity: true)
+            r.encode(into: &w)
+            try spillBytes(w.bytes) { b throws(HistoryError) in try take(b) }
+        }
+        for f in files {
+            let scanner = try SpillScanner<R>(path: f, codec: try codec())
+            while try scanner.nextEncoded({ b throws(HistoryError) in try take(b) }) {}
+        }
+        if !overflow.isEmpty {
+            var subfiles: [String] = []
+            for p in 0..<fan {
+                try flushOverflow(p, &overflow, &overflowWriters)
+                try overflow[p]!.close(sync: false)
+                subfiles.append(overflow[p]!.path)
+            }
+            for f in files where f.hasPrefix(workDirectory) { unlink(f) }
+            for f in subfiles {
+                try reducePartition([f], seed: seed + 1, depth: depth + 1, into: &runs)
+            }
+            return
+        }
+        let run = try SpillAppender(path: nextWorkName(), codec: try codec(), bufferBytes: 256 << 10)
+        w.bytes.removeAll(keepingCapacity: true)
+        try table.sorted { r throws(HistoryError) in
+            framed(r, into: &w)
             if w.bytes.count >= SpillFormat.blockBytes { try write(&w, to: run) }
         }
         try write(&w, to: run)
@@ -271,43 +360,46 @@ final class SpillStore<R: SpillRecord> {
         try merge(runs, emit)
     }
 
-    /// The k-way merge of sorted runs, through a binary heap of their heads; the runs are removed after it.
+    /// The k-way merge of sorted runs, through a binary heap of their positions: each run's head record is decoded
+    /// in place over the one before it, and the heap moves positions, never records. The runs are removed after it.
     private func merge(_ runs: [String], _ emit: (R) throws(HistoryError) -> Void) throws(HistoryError) {
         var scanners: [SpillScanner<R>] = []
-        var heap: [(R, Int)] = []
+        var heads: [R] = []
+        var heap: [Int] = []
         for path in runs {
             let s = try SpillScanner<R>(path: path, codec: try codec())
-            scanners.append(s)
-            if let r = try s.next() { heap.append((r, scanners.count - 1)) }
+            if let r = try s.next() {
+                heap.append(scanners.count)
+                scanners.append(s)
+                heads.append(r)
+            }
         }
-        func less(_ a: (R, Int), _ b: (R, Int)) -> Bool {
+        try heads.withUnsafeMutableBufferPointer { heads throws(HistoryError) in
             // Keys are distinct across runs (a key lives in one partition), so the order is total.
-            R.precedes(a.0, b.0)
-        }
-        func down(_ i0: Int) {
-            var i = i0
-            while true {
-                let l = 2 * i + 1
-                let r = l + 1
-                var m = i
-                if l < heap.count && less(heap[l], heap[m]) { m = l }
-                if r < heap.count && less(heap[r], heap[m]) { m = r }
-                if m == i { return }
-                heap.swapAt(i, m)
-                i = m
+            func down(_ i0: Int) {
+                var i = i0
+                let n = heap.count
+                while true {
+                    let l = 2 * i + 1
+                    let r = l + 1
+                    var m = i
+                    if l < n && R.precedes(heads[heap[l]], heads[heap[m]]) { m = l }
+                    if r < n && R.precedes(heads[heap[r]], heads[heap[m]]) { m = r }
+                    if m == i { return }
+                    heap.swapAt(i, m)
+                    i = m
+                }
             }
-        }
-        for i in stride(from: heap.count / 2 - 1, through: 0, by: -1) { down(i) }
-        while !heap.isEmpty {
-            let (r, s) = heap[0]
-            try emit(r)
-            if let n = try scanners[s].next() {
-                heap[0] = (n, s)
-            } else {
-                heap[0] = heap[heap.count - 1]
-                heap.removeLast()
+            for i in stride(from: heap.count / 2 - 1, through: 0, by: -1) { down(i) }
+            while !heap.isEmpty {
+                let s = heap[0]
+                try emit(heads[s])
+                if try !scanners[s].next(into: &heads[s]) {
+                    heap[0] = heap[heap.count - 1]
+                    heap.removeLast()
+                }
+                if !heap.isEmpty { down(0) }
             }
-            if !heap.isEmpty { down(0) }
         }
         for path in runs { unlink(path) }
     }
