@@ -216,17 +216,8 @@ final class SpillStore<R: SpillRecord> {
             while let r = try scanner.next() { try take(r) }
         }
         if !overflow.isEmpty {
-            var subfiles: [String] = []
-            for p in 0..<fan {
-                try flushOverflow(p, &overflow, &overflowWriters)
-                try overflow[p]!.close(sync: false)
-                subfiles.append(overflow[p]!.path)
-            }
-            for f in files where f.hasPrefix(workDirectory) { unlink(f) }
-            for f in subfiles {
-                try reducePartition([f], seed: seed + 1, depth: depth + 1, into: &runs)
-            }
-            return
+            return try reduceSubpartitions(
+                &overflow, &overflowWriters, replacing: files, seed: seed, depth: depth, into: &runs)
         }
         let held = Array(table.values)
         table = [:]
@@ -292,17 +283,8 @@ final class SpillStore<R: SpillRecord> {
             while try scanner.nextEncoded({ b throws(HistoryError) in try take(b) }) {}
         }
         if !overflow.isEmpty {
-            var subfiles: [String] = []
-            for p in 0..<fan {
-                try flushOverflow(p, &overflow, &overflowWriters)
-                try overflow[p]!.close(sync: false)
-                subfiles.append(overflow[p]!.path)
-            }
-            for f in files where f.hasPrefix(workDirectory) { unlink(f) }
-            for f in subfiles {
-                try reducePartition([f], seed: seed + 1, depth: depth + 1, into: &runs)
-            }
-            return
+            return try reduceSubpartitions(
+                &overflow, &overflowWriters, replacing: files, seed: seed, depth: depth, into: &runs)
         }
         let run = try SpillAppender(path: nextWorkName(), codec: try codec(), bufferBytes: 256 << 10)
         w.bytes.removeAll(keepingCapacity: true)
@@ -314,6 +296,24 @@ final class SpillStore<R: SpillRecord> {
         try run.close(sync: false)
         for f in files where f.hasPrefix(workDirectory) { unlink(f) }
         runs.append(run.path)
+    }
+
+    /// Closes the sub-partitions a partition was split into, removes the partition's own work files, and reduces
+    /// each sub-partition by the next hash seed.
+    private func reduceSubpartitions(
+        _ overflow: inout [SpillAppender?], _ writers: inout [SpillWriter], replacing files: [String], seed: UInt64,
+        depth: Int, into runs: inout [String]
+    ) throws(HistoryError) {
+        var subfiles: [String] = []
+        for p in overflow.indices {
+            try flushOverflow(p, &overflow, &writers)
+            try overflow[p]!.close(sync: false)
+            subfiles.append(overflow[p]!.path)
+        }
+        for f in files where f.hasPrefix(workDirectory) { unlink(f) }
+        for f in subfiles {
+            try reducePartition([f], seed: seed + 1, depth: depth + 1, into: &runs)
+        }
     }
 
     private func flushOverflow(_ p: Int, _ files: inout [SpillAppender?], _ writers: inout [SpillWriter])
