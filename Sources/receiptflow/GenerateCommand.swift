@@ -49,7 +49,7 @@ let generateUsage = """
                           receipts they send after the move; the expected tables hold each purchase once.
                           Export with --trust-anchor DIR/root.pem --trust-anchor DIR/jws-root.pem
       --unsigned          the receipts' signatures are not made: each receipt is the signed one but for its
-                          signature bytes (zeros), about twice as fast to generate, for sizing and timing runs
+                          signature bytes (zeros), nearly four times as fast to make, for sizing and timing runs
                           of `export --no-verify` only (they decode to the same rows but receipt_sha256).
                           With verification on, every receipt is rejected: those a signed corpus would
                           accept fail with bad_signature. JWS lines are still signed.
