@@ -190,6 +190,9 @@ public final class PrivateKey: @unchecked Sendable {
 
     deinit { EVP_PKEY_free(pkey) }
 
+    /// The length in bytes of this key's signatures (its modulus's length).
+    public var signatureSize: Int { Int(EVP_PKEY_get_size(pkey)) }
+
     /// RSA PKCS #1 v1.5 signature over an already computed `digest` made with `md` (the DigestInfo names `md`).
     /// Deterministic: the same key and digest give the same signature.
     func sign(digest: [UInt8], md: OpaquePointer) -> [UInt8] {

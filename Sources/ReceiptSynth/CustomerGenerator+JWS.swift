@@ -60,7 +60,9 @@ extension CustomerGenerator {
                         let spec = account.spec(created: r.created)
                         let user = users.field(account, at: r.created, ordinal: r.ordinal, jws: false)
                         return (
-                            line(r, spec: spec, pki: pki, seed: options.seed, user: user), .receipt(spec), user.text
+                            line(
+                                r, spec: spec, pki: pki, seed: options.seed, user: user, unsigned: options.unsigned),
+                            .receipt(spec), user.text
                         )
                     case .jws(let e):
                         guard let factory else { preconditionFailure("a JWS line without a JWS factory") }
@@ -79,6 +81,7 @@ extension CustomerGenerator {
                         stats.lines += 1
                         text += bytes
                         text.append(0x0A)
+                        guard options.expected else { continue }
                         switch (item, what) {
                         case (.receipt(let r), .receipt(let spec)):
                             expectation.add(spec, kind: r.kind, input: 0, line: stats.lines, userID: user)
@@ -103,7 +106,15 @@ extension CustomerGenerator {
             data.abort()
             throw error
         }
-        try writeExpected(expectation, stats: &stats, options: options, out: out)
+        if options.expected {
+            try writeExpected(expectation, stats: &stats, options: options, out: out)
+        } else {
+            // Expected tables left by an earlier run would describe another corpus.
+            let urls = expectedURLs(for: out)
+            for url in [urls.purchases, urls.subscriptions, urls.events, urls.daily, urls.summary] {
+                try? FileManager.default.removeItem(at: url)
+            }
+        }
         stats.seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         return stats
     }

@@ -18,12 +18,26 @@ public enum CustomerGenerator {
         public var asOf: Int64?
         /// The `source` column of the expected purchases: the input path as the export is given it.
         public var source: String
-        public init(customers: Int, years: Int = 3, seed: UInt64 = 1, asOf: Int64? = nil, source: String) {
+        /// Receipts whose signature is not made (``ReceiptSigner/Options/unsigned``): the same lines but for the
+        /// signature bytes, for exports without verification; every receipt fails verification.
+        public var unsigned: Bool
+        /// Whether to build and write the expected tables beside the output. Building them holds every distinct
+        /// purchase until the end and judges each subscription on every day (the `daily` table) on one thread:
+        /// about 1 GB and several minutes per million receipts, so corpora made only to time or size an export
+        /// skip them.
+        public var expected: Bool
+        public init(
+            customers: Int, years: Int = 3, seed: UInt64 = 1, asOf: Int64? = nil, source: String,
+            unsigned: Bool = false,
+            expected: Bool = true
+        ) {
             self.customers = customers
             self.years = years
             self.seed = seed
             self.asOf = asOf
             self.source = source
+            self.unsigned = unsigned
+            self.expected = expected
         }
     }
 
@@ -88,11 +102,13 @@ public enum CustomerGenerator {
         try write(summary(stats, options: options), to: urls.summary)
     }
 
-    /// The record's NDJSON line: the receipt signed as its kind says, and its user id.
+    /// The record's NDJSON line: the receipt signed as its kind says (or left unsigned), and its user id.
     static func line(
-        _ r: CustomerReceipt, spec: ReceiptSpec, pki: TestPKI, seed: UInt64, user: CustomerUsers.Field
+        _ r: CustomerReceipt, spec: ReceiptSpec, pki: TestPKI, seed: UInt64, user: CustomerUsers.Field,
+        unsigned: Bool = false
     ) -> [UInt8] {
         var options = ReceiptSigner.Options()
+        options.unsigned = unsigned
         options.digest = r.created >= Population.sha256Switch ? .sha256 : .sha1
         switch r.kind {
         case .flippedSignature: options.flipSignatureBit = true
@@ -101,8 +117,13 @@ public enum CustomerGenerator {
         }
         let der = ReceiptSigner.sign(payload: spec.payload(), identity: pki.identity(r.kind.variant), options: options)
         let id = "cust-\(String(seed, radix: 16))-\(r.customer)-\(r.ordinal)"
-        let object = LineShape.plain.render(id: id, base64: Data(der).base64EncodedString())
-        return Array((object.dropLast() + user.member + "}").utf8)
+        // The plain line shape, `{"id":"…","receipt-data":"…"}`, with the user member before the closing brace.
+        var bytes = Array("{\"id\":\"\(id)\",\"receipt-data\":\"".utf8)
+        bytes += Data(der).base64EncodedData()
+        bytes.append(UInt8(ascii: "\""))
+        bytes += user.member.utf8
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
     }
 
     static func summary(_ s: Stats, options: Options) -> String {

@@ -68,6 +68,10 @@ public enum ReceiptSigner {
         /// must cover and the signer's key, it returns the signature bytes to embed (tests of the verifier's
         /// RSA check, e.g. through `PrivateKey.rawPrivateOperation` on a crafted block).
         public var signature: (@Sendable (_ signedDigest: [UInt8], _ key: PrivateKey) -> [UInt8])? = nil
+        /// Leaves the signature unmade: the SignerInfo holds zero bytes as long as the key's signatures, so the
+        /// receipt has the shape of a signed one at none of the private-key cost, and any verifier rejects it
+        /// (`bad_signature`). For corpora exported without verification only.
+        public var unsigned = false
 
         public init(
             digest: Digest = .sha256, signatureLabel: SignatureLabel = .rsaEncryption, form: EncodingForm = .der
@@ -103,8 +107,13 @@ public enum ReceiptSigner {
             signedAttrs = [0xA0] + set.dropFirst()
             toSign = options.digest.hash(set)
         }
-        var signature =
-            options.signature?(toSign, identity.key) ?? identity.key.sign(digest: toSign, md: options.digest.md)
+        var signature: [UInt8]
+        if options.unsigned {
+            signature = [UInt8](repeating: 0, count: identity.key.signatureSize)
+        } else {
+            signature =
+                options.signature?(toSign, identity.key) ?? identity.key.sign(digest: toSign, md: options.digest.md)
+        }
         if options.flipSignatureBit { signature[signature.count / 2] ^= 0x10 }
 
         var serial = identity.leaf.serial

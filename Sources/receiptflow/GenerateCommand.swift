@@ -7,7 +7,8 @@ let generateUsage = """
                                 [--ca-dir DIR] [--truth FILE] [--device-ids [--device-mismatch-fraction F]]
                                 [--quiet]
            receiptflow generate --customers N --out FILE [--years Y] [--seed S] [--as-of DATE]
-                                [--expected-source PATH] [--jws-fraction F] [--ca-dir DIR] [--quiet]
+                                [--expected-source PATH] [--jws-fraction F] [--unsigned] [--no-expected]
+                                [--ca-dir DIR] [--quiet]
            receiptflow generate --jws --count N --out FILE [--seed S] [--bad-fraction F] [--ca-dir DIR]
                                 [--truth FILE] [--quiet]
 
@@ -47,6 +48,14 @@ let generateUsage = """
                           record field, notifications, transaction history pages), some also still in the
                           receipts they send after the move; the expected tables hold each purchase once.
                           Export with --trust-anchor DIR/root.pem --trust-anchor DIR/jws-root.pem
+      --unsigned          the receipts' signatures are not made: each receipt is the signed one but for its
+                          signature bytes (zeros), nearly four times as fast to make, for sizing and timing runs
+                          of `export --no-verify` only (they decode to the same rows but receipt_sha256).
+                          With verification on, every receipt is rejected: those a signed corpus would
+                          accept fail with bad_signature. JWS lines are still signed.
+      --no-expected       write FILE only, not the expected tables: building them holds every purchase
+                          in memory (about 1 GB per million receipts) and takes minutes per million
+                          receipts on one thread; for corpora made to time or size an export
 
     With --jws, writes N lines of StoreKit 2 / App Store Server data instead: JWS signed (ES256) by a test PKI
     shaped like Apple's (P-384 root, P-256 leaf, Apple's OIDs) in every shape export reads (a JWS in the
@@ -62,7 +71,7 @@ let generateUsage = """
 func runGenerate(_ args: [String]) -> Int32 {
     do {
         let a = try Arguments(
-            args, flags: ["--quiet", "--help", "-h", "--device-ids", "--jws"],
+            args, flags: ["--quiet", "--help", "-h", "--device-ids", "--jws", "--unsigned", "--no-expected"],
             valued: [
                 "--count", "--out", "--seed", "--digest", "--bad-fraction", "--ca-dir", "--truth", "--customers",
                 "--years", "--as-of", "--expected-source", "--device-mismatch-fraction", "--jws-fraction",
@@ -73,6 +82,9 @@ func runGenerate(_ args: [String]) -> Int32 {
         }
         guard a.positionals.isEmpty else { throw UsageError(message: "unexpected argument '\(a.positionals[0])'") }
         if a.value("--customers") != nil { return try runCustomers(a) }
+        for flag in ["--unsigned", "--no-expected"] where a.has(flag) {
+            throw UsageError(message: "\(flag) needs --customers")
+        }
         if a.has("--jws") { return try runGenerateJWS(a) }
         if a.value("--jws-fraction") != nil { throw UsageError(message: "--jws-fraction needs --customers") }
         guard let count = try a.int("--count"), count >= 0 else {

@@ -114,6 +114,25 @@ import Testing
         let b = ReceiptSigner.sign(payload: Self.payload(), identity: Self.pki.identity(.valid))
         #expect(a == b)
     }
+
+    @Test func anUnsignedReceiptIsTheSignedOneWithZeroSignatureBytesAndOpenSSLRejectsIt() throws {
+        var o = ReceiptSigner.Options(digest: .sha256)
+        let signed = ReceiptSigner.sign(payload: Self.payload(), identity: Self.pki.identity(.valid), options: o)
+        o.unsigned = true
+        let unsigned = ReceiptSigner.sign(payload: Self.payload(), identity: Self.pki.identity(.valid), options: o)
+        let size = Self.pki.identity(.valid).key.signatureSize
+        #expect(size == 256)
+        #expect(unsigned.count == signed.count)
+        #expect(Array(unsigned.dropLast(size)) == Array(signed.dropLast(size)))
+        #expect(unsigned.suffix(size).allSatisfy { $0 == 0 })
+        #expect(!signed.suffix(size).allSatisfy { $0 == 0 })
+        let dir = try OpenSSLTool.tempDir()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("content")
+        #expect(
+            try !OpenSSLTool.cmsVerify(der: unsigned, rootPEM: Self.pki.root.pem, in: dir, name: "u", contentOut: out))
+        #expect(try OpenSSLTool.cmsVerify(der: signed, rootPEM: Self.pki.root.pem, in: dir, name: "s", contentOut: out))
+    }
 }
 
 extension Array where Element == UInt8 {
