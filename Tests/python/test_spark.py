@@ -216,3 +216,19 @@ def test_killed_task_is_retried_and_rows_equal_a_single_machine_run(tmp_path):
 
     # No task left its scratch directory behind, killed attempt included.
     assert glob.glob(str(local / "**" / "receiptflow-task-*"), recursive=True) == []
+
+    # Run again into the same OUTPUT with --overwrite and --no-history over two of the files: the record tables and
+    # summary.json are the new run's, and the first run's history tables are gone rather than left beside them.
+    history_tables = ("purchases", "subscriptions", "events", "daily")
+    assert all((out / table / "_SUCCESS").exists() for table in history_tables)
+    again = [*command[: command.index(DRIVER) + 1], "--overwrite", "--files-per-task", str(FILES_PER_TASK),
+             ",".join(inputs[:2]), str(out), "--trust-anchor", "root.pem", "--no-history"]
+    run = subprocess.run(again, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, (run.stdout + run.stderr)[-6000:]
+    receipts, _ = read_parts(out / "receipts")
+    assert {r["source"] for r in receipts} == set(inputs[:2])
+    with open(out / "summary.json") as fh:
+        summary = json.load(fh)
+    assert summary["history"] is False and summary["records"] == len(receipts)
+    for table in history_tables:
+        assert not (out / table).exists(), table

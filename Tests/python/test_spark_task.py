@@ -221,6 +221,39 @@ def test_history_states_of_the_files_merged_in_order_equal_a_direct_export(tmp_p
     assert os.listdir(local_dirs) == []
 
 
+def test_more_states_than_one_merge_takes_are_merged_in_groups_to_the_same_tables(tmp_path, monkeypatch):
+    """With more file states than MERGE_FAN_IN, the driver merges consecutive groups first, then their merges (two
+    levels here: 5 runs in groups of 2, then 3, then 2): the history tables equal those of a single-machine export
+    of the files in order, row for row."""
+    import pyarrow.parquet as pq
+
+    binary = receiptflow_bin()
+    paths, anchor = generate_split_corpus(binary, str(tmp_path), 0, 5, customers=40)
+    reference_tables(binary, paths, anchor, str(tmp_path / "ref"), extra=("--as-of", "2021-09-01"))
+    runs = []
+    for i, p in enumerate(paths):
+        run = tmp_path / "runs" / f"r{i}"
+        subprocess.run([binary, "export", p, "--out", str(run), "--trust-anchor", anchor, "--quiet"], check=True)
+        runs.append(str(run))
+    made = []
+    real_merge = driver.merge_once
+
+    def counting(binary, group, out, as_of_text=None):
+        made.append((len(group), os.path.basename(out)))
+        return real_merge(binary, group, out, as_of_text)
+
+    monkeypatch.setattr(driver, "MERGE_FAN_IN", 2)
+    monkeypatch.setattr(driver, "merge_once", counting)
+    merged = driver.run_merge(binary, runs, str(tmp_path / "merged"), "2021-09-01T00:00:00Z")
+    assert made == [(2, "merged.level0-0"), (2, "merged.level0-1"), (1, "merged.level0-2"),
+                    (2, "merged.level1-0"), (1, "merged.level1-1"), (2, "merged")]
+    for table in driver.HISTORY_TABLES:
+        got = pq.read_table(os.path.join(merged, table + ".parquet"))
+        want = pq.read_table(tmp_path / "ref" / (table + ".parquet"))
+        assert got.num_rows > 0, table
+        assert got.to_pylist() == want.to_pylist(), table
+
+
 def _small_batches(real):
     def nested(out, source, batch_rows=8192):
         return real(out, source, batch_rows=7)

@@ -180,6 +180,9 @@ STATE_PIECE_BYTES = 8 << 20
 STATE_FILE = ".receiptflow-state"
 # The record tables; every other table receiptflow's merge writes is a history table.
 RECORD_TABLES = ("receipts", "transactions", "renewals")
+# The history tables `receiptflow merge` writes; with --overwrite, an earlier run's are removed before this run
+# writes its own (or none, with --no-history).
+HISTORY_TABLES = ("purchases", "subscriptions", "events", "daily")
 # At most this many task states in one `receiptflow merge`; more are merged in consecutive groups first (a merged
 # folder is a run like any other, so merging groups in order gives the same chain).
 MERGE_FAN_IN = 256
@@ -1029,8 +1032,10 @@ def run(spark, cfg):
     base = cfg.output.rstrip("/")
     if cfg.overwrite:
         # summary.json says "the whole run finished": a previous run's must not outlive the tables it described.
-        summary_path, fs = hadoop_path(spark, base + "/summary.json")
-        fs.delete(summary_path, False)
+        # Nor may its history tables outlive it: a run with --no-history writes none to replace them.
+        for name in ("summary.json", *HISTORY_TABLES):
+            path, fs = hadoop_path(spark, base + "/" + name)
+            fs.delete(path, True)
     args = task_arguments(cfg.passthrough, int(sc.getConf().get("spark.task.cpus", "1")), cfg.history)
 
     # One element per task and as many slices as tasks: parallelize puts exactly one task in each partition.
@@ -1110,7 +1115,8 @@ def main(argv):
     )
     try:
         summary = run(spark, cfg)
-    except UsageError as e:
+    except (UsageError, RuntimeError) as e:
+        # RuntimeError: the driver's own checks (a history state out of order, a failed merge), said in one line.
         print(f"driver.py: {e}", file=sys.stderr)
         return 1
     finally:
