@@ -222,9 +222,9 @@ def test_history_states_of_the_files_merged_in_order_equal_a_direct_export(tmp_p
 
 
 def test_more_states_than_one_merge_takes_are_merged_in_groups_to_the_same_tables(tmp_path, monkeypatch):
-    """With more file states than MERGE_FAN_IN, the driver merges consecutive groups first, then their merges (two
-    levels here: 5 runs in groups of 2, then 3, then 2): the history tables equal those of a single-machine export
-    of the files in order, row for row."""
+    """With more file states than MERGE_FAN_IN, the driver merges consecutive groups first, then their merges (here
+    5 runs in groups of at most 2 into 3, those into 2, then the last merge): the history tables equal those of a
+    single-machine export of the files in order, row for row."""
     import pyarrow.parquet as pq
 
     binary = receiptflow_bin()
