@@ -50,7 +50,7 @@ public final class JWSVerifier: @unchecked Sendable {
     private var recentEntry: JWSChainEntry? = nil
 
     public convenience init(anchors: TrustAnchors, capacity: Int = 1024) {
-        self.init(anchors: anchors, capacity: capacity, build: JWSChainEntry.build)
+        self.init(anchors: anchors, capacity: capacity, build: { JWSChainEntry.build($0, anchors: $1) })
     }
 
     /// - Parameter build: makes the entry of a chain not yet held.
