@@ -16,7 +16,7 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
     private var records = 0
     private var newestValid: Int64? = nil
     private var valid = 0
-    private var appIndex: [[UInt8]: Int] = [:]
+    private var appIndex: [AppKey: Int] = [:]
     private var apps: [(key: [UInt8], bundleID: String?, environment: String?, kind: String, count: ReportData.Count)] =
         []
     private var lastAppKey: [UInt8] = []
@@ -76,11 +76,11 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
         _ key: [UInt8], ok: Bool, bundle: StringColumn, type: StringColumn, row r: Int, isJWS: Bool
     ) {
         if lastApp < 0 || key != lastAppKey {
-            if let i = appIndex[key] {
+            if let i = appIndex[AppKey(bytes: key)] {
                 lastApp = i
             } else if apps.count < ReportData.maxKeys {
                 lastApp = apps.count
-                appIndex[key] = lastApp
+                appIndex[AppKey(bytes: key)] = lastApp
                 apps.append(
                     (key, Self.text(bundle, r), Self.text(type, r), isJWS ? "jws" : "receipt", ReportData.Count()))
             } else {
@@ -88,7 +88,9 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
                 otherApps.add(ok)
                 return
             }
-            lastAppKey = key
+            // Copied into the kept buffer: sharing `key`'s storage would make the caller's next row copy it.
+            lastAppKey.removeAll(keepingCapacity: true)
+            lastAppKey.append(contentsOf: key)
         }
         apps[lastApp].count.add(ok)
     }
@@ -292,5 +294,15 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
 extension ReportData.Count {
     mutating func add(_ valid: Bool) {
         if valid { self.valid += 1 } else { rejected += 1 }
+    }
+}
+
+/// An app's key bytes as a dictionary key, hashed as one run of bytes (an array of bytes hashes element by
+/// element).
+private struct AppKey: Hashable {
+    var bytes: [UInt8]
+
+    func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }

@@ -55,17 +55,20 @@ public final class ContentHasher {
         _ third: UnsafeRawBufferPointer? = nil, into out: UnsafeMutableRawBufferPointer
     ) -> Bool {
         precondition(out.count >= md.size, "a digest needs room for its size")
-        defer { ERR_clear_error() }
-        guard EVP_DigestInit_ex2(ctx, md.md, nil) == 1 else { return false }
         func update(_ part: UnsafeRawBufferPointer?) -> Bool {
             guard let part, part.count > 0 else { return true }
             return EVP_DigestUpdate(ctx, part.baseAddress, part.count) == 1
         }
-        guard update(first), update(second), update(third) else { return false }
         var length: UInt32 = 0
         // `out` holds at least md.size bytes, the most this digest writes.
-        return EVP_DigestFinal_ex(ctx, out.baseAddress?.assumingMemoryBound(to: UInt8.self), &length) == 1
+        let done =
+            EVP_DigestInit_ex2(ctx, md.md, nil) == 1 && update(first) && update(second) && update(third)
+            && EVP_DigestFinal_ex(ctx, out.baseAddress?.assumingMemoryBound(to: UInt8.self), &length) == 1
             && Int(length) == md.size
+        // Only a failed call leaves entries on this thread's error queue (clearing it costs a thread-local look-up
+        // and a walk of the whole queue, per message).
+        if !done { ERR_clear_error() }
+        return done
     }
 
     /// The SHA-1 or SHA-256 of `bytes` (the SignerInfo's `algorithm`) in the first 20 or 32 bytes of the result;

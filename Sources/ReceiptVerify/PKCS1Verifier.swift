@@ -36,7 +36,6 @@ final class PKCS1Verifier {
         _ key: OpaquePointer, signature: UnsafeRawBufferPointer, digest: UnsafeRawBufferPointer,
         algorithm: DigestAlgorithm
     ) -> Bool {
-        defer { ERR_clear_error() }
         let md: DigestHandle
         switch algorithm {
         case .sha1: md = Digests.sha1
@@ -45,10 +44,17 @@ final class PKCS1Verifier {
         }
         guard digest.count == md.size,
             let ctx = algorithm == .sha1 ? context(&sha1, key, md) : context(&sha256, key, md)
-        else { return false }
-        return EVP_PKEY_verify(
-            ctx, signature.baseAddress?.assumingMemoryBound(to: UInt8.self), signature.count,
-            digest.baseAddress?.assumingMemoryBound(to: UInt8.self), digest.count) == 1
+        else {
+            ERR_clear_error()
+            return false
+        }
+        let verified =
+            EVP_PKEY_verify(
+                ctx, signature.baseAddress?.assumingMemoryBound(to: UInt8.self), signature.count,
+                digest.baseAddress?.assumingMemoryBound(to: UInt8.self), digest.count) == 1
+        // A signature that does not match leaves OpenSSL's reasons on this thread's error queue; a match leaves none.
+        if !verified { ERR_clear_error() }
+        return verified
     }
 
     /// The kept context for `key` and `md`, made (and the previous one freed) when the key changed; nil when

@@ -249,6 +249,22 @@ struct PKCS1VerifierTests {
         #expect(rejected >= 250)
     }
 
+    /// The error queue is cleared only after a failed call; a rejected signature (whose reasons OpenSSL queues)
+    /// and an accepted one both leave the thread's queue empty.
+    @Test func leavesNoOpenSSLErrorOnTheThreadAfterAVerdict() throws {
+        let key = Self.key
+        let verifier = PKCS1Verifier()
+        let digest = Crypto.sha256(Array("error queue".utf8))
+        let valid = try #require(key.sign(block: PKCS1Block.valid(digest, .sha256, k: key.k)))
+        var tampered = valid
+        tampered[tampered.count / 2] ^= 0x01
+        ERR_clear_error()
+        for (signature, expected) in [(tampered, false), (valid, true), (tampered, false)] {
+            #expect(key.pkcs1Accepts(signature, digest: digest, .sha256, with: verifier) == expected)
+            #expect(ERR_peek_error() == 0, "an OpenSSL error was left queued after a verdict of \(expected)")
+        }
+    }
+
     @Test func oneVerifierServesKeysOfDifferentSizes() throws {
         // The verifier keeps a context for the last key: switching keys must replace it, each verdict right.
         let small = try Self.customKey(bits: 1024)
