@@ -166,31 +166,48 @@ public final class ExportPipeline: @unchecked Sendable {
             }
         }
 
-        // The writer: batches in sequence order, each slot released once its batch is written.
+        // The writer: batches in sequence order, each slot released once its batch is written and its
+        // occurrences are added to the history, which runs on a stage of its own.
+        let stage = history.map { history in
+            HistoryStage(
+                history,
+                release: { (batch: consuming ColumnBatch) in
+                    columns.give(batch)
+                    slots.signal()
+                },
+                stopped: { [self] in cancelled.load(ordering: .relaxed) },
+                fail: { [self] error in fail(.output(SinkError(error))) })
+        }
         var next = 0
         while let (batch, counts, end) = finished.take(next) {
             if cancelled.load(ordering: .relaxed) { break }
             do throws(SinkError) {
                 try sink.write(batch)
-                if let history {
-                    do throws(HistoryError) {
-                        try history.add(batch, input: end.source)
-                    } catch {
-                        throw SinkError(error)
+                if let stage {
+                    // A part is committed only with the occurrences of every batch in it.
+                    let commits = checkpoint?.commitsPart ?? false
+                    stage.add(consume batch, input: end.source)
+                    if commits {
+                        stage.waitForAll()
+                        if cancelled.load(ordering: .sequentiallyConsistent) { break }
                     }
+                    try checkpoint?.batchWritten(counts, end: end)
+                } else {
+                    try checkpoint?.batchWritten(counts, end: end)
+                    // Moved, not copied: a worker that takes it next must find its buffers unshared, or clearing
+                    // them would allocate new ones (copy on write).
+                    columns.give(consume batch)
+                    slots.signal()
                 }
-                try checkpoint?.batchWritten(counts, end: end)
             } catch {
                 fail(.output(error))
                 break
             }
             lock.withLock { live.counts.add(counts) }
-            // Moved, not copied: a worker that takes it next must find its buffers unshared, or clearing them
-            // would allocate new ones (copy on write).
-            columns.give(consume batch)
-            slots.signal()
             next += 1
         }
+        // The history stage ends before anything else: a failure of its last batches stops the run too.
+        stage?.close()
 
         if let stopped = lock.withLock({ failure }) {
             cancel()
