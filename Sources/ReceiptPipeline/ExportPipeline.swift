@@ -59,7 +59,8 @@ public enum RunPhase: Sendable, Equatable {
 
 /// `receiptflow export` as stages: one reader thread cuts inputs into `RecordBatch`es, N workers turn them into
 /// `ColumnBatch`es with their own `RecordProcessor`, and the calling thread writes them to the sink in input
-/// order. A counting semaphore bounds batches read but not yet written, so memory does not grow with the input.
+/// order, handing each written batch to the history stage (a thread of its own). A counting semaphore bounds
+/// batches read but not yet written and added, so memory does not grow with the input.
 public final class ExportPipeline: @unchecked Sendable {
     public let config: PipelineConfig
     private let sink: BatchSink
@@ -79,7 +80,8 @@ public final class ExportPipeline: @unchecked Sendable {
     /// - Parameters:
     ///   - cache: the shared chain cache; required unless `config.verify` is false.
     ///   - checkpoint: told where each written batch ends in the input (a resumable run's output).
-    ///   - history: given every written batch (before the checkpoint, so a committed part holds its occurrences).
+    ///   - history: given every written batch in input order, on a `HistoryStage` thread of its own (a part is
+    ///     committed only once the occurrences of all its batches are added).
     ///   - finishHistory: run when the input is done, before the sink finishes (writes the history tables); a
     ///     resumable run finishes its history when it commits the last part instead.
     public init(
