@@ -59,7 +59,8 @@ public enum RunPhase: Sendable, Equatable {
 
 /// `receiptflow export` as stages: one reader thread cuts inputs into `RecordBatch`es, N workers turn them into
 /// `ColumnBatch`es with their own `RecordProcessor`, and the calling thread writes them to the sink in input
-/// order. A counting semaphore bounds batches read but not yet written, so memory does not grow with the input.
+/// order, handing each written batch to the history stage (a thread of its own). A counting semaphore bounds
+/// batches read but not yet written and added, so memory does not grow with the input.
 public final class ExportPipeline: @unchecked Sendable {
     public let config: PipelineConfig
     private let sink: BatchSink
@@ -79,7 +80,8 @@ public final class ExportPipeline: @unchecked Sendable {
     /// - Parameters:
     ///   - cache: the shared chain cache; required unless `config.verify` is false.
     ///   - checkpoint: told where each written batch ends in the input (a resumable run's output).
-    ///   - history: given every written batch (before the checkpoint, so a committed part holds its occurrences).
+    ///   - history: given every written batch in input order, on a `HistoryStage` thread of its own (a part is
+    ///     committed only once the occurrences of all its batches are added).
     ///   - finishHistory: run when the input is done, before the sink finishes (writes the history tables); a
     ///     resumable run finishes its history when it commits the last part instead.
     public init(
@@ -166,31 +168,48 @@ public final class ExportPipeline: @unchecked Sendable {
             }
         }
 
-        // The writer: batches in sequence order, each slot released once its batch is written.
+        // The writer: batches in sequence order, each slot released once its batch is written and its
+        // occurrences are added to the history, which runs on a stage of its own.
+        let stage = history.map { history in
+            HistoryStage(
+                history,
+                release: { (batch: consuming ColumnBatch) in
+                    columns.give(batch)
+                    slots.signal()
+                },
+                stopped: { [self] in cancelled.load(ordering: .relaxed) },
+                fail: { [self] error in fail(.output(SinkError(error))) })
+        }
         var next = 0
         while let (batch, counts, end) = finished.take(next) {
             if cancelled.load(ordering: .relaxed) { break }
             do throws(SinkError) {
                 try sink.write(batch)
-                if let history {
-                    do throws(HistoryError) {
-                        try history.add(batch, input: end.source)
-                    } catch {
-                        throw SinkError(error)
+                if let stage {
+                    // A part is committed only with the occurrences of every batch in it.
+                    let commits = checkpoint?.commitsPart ?? false
+                    stage.add(consume batch, input: end.source)
+                    if commits {
+                        stage.waitForAll()
+                        if cancelled.load(ordering: .sequentiallyConsistent) { break }
                     }
+                    try checkpoint?.batchWritten(counts, end: end)
+                } else {
+                    try checkpoint?.batchWritten(counts, end: end)
+                    // Moved, not copied: a worker that takes it next must find its buffers unshared, or clearing
+                    // them would allocate new ones (copy on write).
+                    columns.give(consume batch)
+                    slots.signal()
                 }
-                try checkpoint?.batchWritten(counts, end: end)
             } catch {
                 fail(.output(error))
                 break
             }
             lock.withLock { live.counts.add(counts) }
-            // Moved, not copied: a worker that takes it next must find its buffers unshared, or clearing them
-            // would allocate new ones (copy on write).
-            columns.give(consume batch)
-            slots.signal()
             next += 1
         }
+        // The history stage ends before anything else: a failure of its last batches stops the run too.
+        stage?.close()
 
         if let stopped = lock.withLock({ failure }) {
             cancel()

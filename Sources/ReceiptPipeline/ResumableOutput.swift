@@ -10,6 +10,9 @@ public protocol BatchCheckpoint: AnyObject {
     /// Called on the writer thread right after `batch` went to the sink, in input order. `end` is where the
     /// batch ends: every line up to it has been written (or counted as blank).
     func batchWritten(_ counts: BatchCounts, end: InputPosition) throws(SinkError)
+    /// Whether the next `batchWritten` commits a part (the batch just written filled it): the writer first waits
+    /// until every earlier stage is done with the batches of that part.
+    var commitsPart: Bool { get }
 }
 
 /// The output of a resumable run: a `BatchSink` that writes the tables as folders of parts and a
@@ -174,8 +177,10 @@ public final class ResumableOutput: BatchSink, BatchCheckpoint {
         runBytes = total
         partCounts.add(c)
         if end > position { position = end }
-        if writer.rowsInPart >= manifest.partRecords { try commitPart() }
+        if commitsPart { try commitPart() }
     }
+
+    public var commitsPart: Bool { writer.rowsInPart >= manifest.partRecords }
 
     private func commitPart() throws(SinkError) {
         let index = try writer.commitPart()

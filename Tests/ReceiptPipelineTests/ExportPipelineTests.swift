@@ -358,6 +358,32 @@ private func string(_ v: Any?) -> String? { v as? String }
         #expect(sink.aborted && !sink.finished)
     }
 
+    @Test(.timeLimit(.minutes(2))) func aHistoryAddThatFailsMidRunStopsTheRunWithItsError() throws {
+        let out = corpus.temporaryDirectory("history-fails")
+        var config = PipelineConfig()
+        config.inputs = [corpus.ndjson.path]
+        config.threads = 2
+        config.reader.batchBytes = 16 << 10
+        let sink = MemorySink()
+        // A tiny budget spills at the first occurrence, into a folder that cannot be made: a file is in its way.
+        let history = HistoryCollector(directory: out.path, inputs: config.inputs, resumable: false, memoryBudget: 1)
+        #expect(FileManager.default.createFile(atPath: history.spillRoot, contents: Data("x".utf8)))
+        defer { try? FileManager.default.removeItem(atPath: history.spillRoot) }
+        final class Called: @unchecked Sendable { var finish = false }
+        let called = Called()
+        let outcome = ExportPipeline(
+            config: config, sink: sink, cache: try corpus.cache(), history: history,
+            finishHistory: { () throws(HistoryError) -> Void in called.finish = true }
+        ).run()
+        guard case .failed(.output(let error), _) = outcome else {
+            Issue.record("expected an output failure, got \(outcome)")
+            return
+        }
+        #expect(error.code == .history)
+        #expect(error.message.hasPrefix("cannot create the history spill folder \(history.spillRoot)/"))
+        #expect(sink.aborted && !sink.finished && !called.finish)
+    }
+
     @Test func cancellingStopsTheRunAndAbortsTheSink() throws {
         var config = PipelineConfig()
         config.inputs = [corpus.ndjson.path]

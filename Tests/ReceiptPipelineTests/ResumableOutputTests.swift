@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptHistory
 import ReceiptModel
 import ReceiptPipeline
 import ReceiptSink
@@ -112,6 +113,28 @@ private func csvRows(_ dir: URL, _ table: String) throws -> [Substring] {
         // Every count, bytes read and blank lines included, is that of the uninterrupted run.
         #expect(try output.manifest.totalCounts() == cleanCounts)
         #expect(output.manifest.records == corpus.truth.count * 2)
+    }
+
+    @Test(.timeLimit(.minutes(2))) func aHistoryAddThatFailsStopsThePartsRunBeforeItCommitsAPart() throws {
+        let dir = corpus.temporaryDirectory("resumable-history-fails")
+        let c = config()
+        let cache = try corpus.cache()
+        let output = try ResumableOutput(
+            directory: dir.path, manifest: try PartManifest(identity: identity(c), partRecords: 100),
+            metadata: RunMetadata(), cache: cache)
+        // A tiny budget spills at the first occurrence, into a folder that cannot be made: a file is in its way.
+        let history = HistoryCollector(directory: dir.path, inputs: c.inputs, resumable: true, memoryBudget: 1)
+        #expect(FileManager.default.createFile(atPath: history.spillRoot, contents: Data("x".utf8)))
+        defer { try? FileManager.default.removeItem(atPath: history.spillRoot) }
+        output.history = history
+        let outcome = ExportPipeline(config: c, sink: output, cache: cache, checkpoint: output, history: history).run()
+        guard case .failed(.output(let error), _) = outcome else {
+            Issue.record("expected an output failure, got \(outcome)")
+            return
+        }
+        #expect(error.message.hasPrefix("cannot create the history spill folder \(history.spillRoot)/"))
+        // The first batch's occurrences failed: no part may be committed without them.
+        #expect(output.manifest.parts.isEmpty && !output.manifest.complete)
     }
 
     /// A kill during a part's commit: the part's files renamed into place, its log line cut short. The resumed
