@@ -11,9 +11,10 @@ import Foundation
 /// merge them all. Every spilled byte is thus read a bounded number of times (one pass per factor of `fanIn` in the
 /// number of runs), and the rows are those of a single merge: keys are distinct across runs, so the order is total.
 /// Memory stays within about the budget plus one read buffer per run merged at once; descriptors within the fan-in
-/// plus one (a spill file is open only while a buffer is written to it). A record type with a `SpillKeyReader` is
-/// merged and sorted in its encoded form (`SpillPartition`): a record that meets no other of its key is decoded
-/// once, by the final merge, whose heap moves run positions while each run's head is decoded in place.
+/// plus one (a spill file is open only while a buffer is written to it). A record type with an order prefix
+/// (`SpillPrefixed`) is merged and sorted in its encoded form (`SpillPartition`), its key and order read from the
+/// prefix: a record that meets no other of its key is decoded once, by the final merge, whose heap compares the
+/// runs' heads by their order keys' bytes while each run's head is decoded in place.
 final class SpillStore<R: SpillRecord> {
     static var partitionCount: Int { 64 }
 
