@@ -314,28 +314,3 @@ extension PurchaseRecord {
         }
     }
 }
-
-extension PurchaseRecord {
-    /// Reads an encoded record's key and order key where it lies (`SpillRecord.encodedKeys`).
-    static let encodedKeys: SpillKeyReader? = SpillKeyReader { record, seed, key, order throws(HistoryError) in
-        var r = PurchaseRecord(
-            facts: PurchaseFacts(), text: [], newest: Recency(created: 0, input: 0, line: 0, entry: 0),
-            cancelledAt: nil, firstSeen: nil, lastSeen: nil, occurrences: 0)
-        var d = PurchaseDecoder(inPlace: SpillReader(record))
-        r.visit(&d)
-        if let failure = d.failure { throw failure }
-        if !d.r.atEnd { throw HistoryError(.spillDamaged, detail: "a record is longer than it reads") }
-        let f = r.facts
-        let bundle = record.span(f.bundleID)
-        let transaction = record.span(f.transactionID)
-        key.append(f.environment.rawValue)
-        var length = SpillWriter()
-        length.varint(UInt64(bundle.count))
-        key.append(contentsOf: length.bytes)
-        key.append(contentsOf: bundle)
-        key.append(contentsOf: transaction)
-        order.begin()
-        PurchaseRecord.appendOrderKey(f, text: record, to: &order)
-        return stableHash(f.environment.rawValue, bundle, transaction, seed: seed)
-    }
-}

@@ -3,13 +3,13 @@ import CZstd
 /// The layout of spill files, versioned: a resumed run adopts the spill of parts an earlier attempt committed,
 /// and must refuse one written in another layout rather than misread it (`HistoryCollector.adoptPart`).
 ///
-/// A spill file is a sequence of blocks. A block holds whole records, each framed by its length (a varint), and
-/// is stored as an 8-byte header (the records' byte count and the stored byte count, little-endian 32-bit) and
+/// A spill file is a sequence of blocks. A block holds whole records, each framed by its length (a varint) and,
+/// for a type with an order prefix, beginning with it (`SpillPrefixed`); a block is stored as an 8-byte header (the records' byte count and the stored byte count, little-endian 32-bit) and
 /// the records compressed as one zstd frame with a checksum. Records of one file share their bundle and product
 /// ids and much of their transaction ids, which zstd's window finds; the level is zstd's fastest standard one.
 enum SpillFormat {
     /// Written into a committed part's spill folder (`versionFile`) and compared when a resumed run adopts it.
-    static let version = "receiptflow-spill 2"
+    static let version = "receiptflow-spill 3"
     static let versionFile = "format"
     /// zstd level of the blocks.
     static let level: Int32 = 1

@@ -103,39 +103,44 @@ final class SpillScanner<R: SpillRecord> {
 
     /// The next record, or nil at the end of the file.
     func next() throws(HistoryError) -> R? {
-        while start == end {
-            guard try readBlock() else { return nil }
-        }
-        let decoded: Result<R, HistoryError> = records.withUnsafeBytes { p in
-            do throws(HistoryError) {
-                var body = try frame(p)
-                let r = try R.decode(&body)
-                try finish(body)
-                return .success(r)
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try decoded.get()
+        var order: [UInt8] = []
+        return try next(order: &order)
     }
 
-    /// Decodes the next record over `record` (reusing its storage); false at the end of the file.
-    func next(into record: inout R) throws(HistoryError) -> Bool {
-        while start == end {
-            guard try readBlock() else { return false }
-        }
-        let failure: HistoryError? = records.withUnsafeBytes { p in
-            do throws(HistoryError) {
-                var body = try frame(p)
-                try R.decode(&body, into: &record)
+    /// The next record, or nil at the end of the file; for a type with an order prefix, its order key replaces the
+    /// bytes of `order`.
+    func next(order: inout [UInt8]) throws(HistoryError) -> R? {
+        var record: R? = nil
+        _ = try nextEncoded { b throws(HistoryError) in
+            if R.hasOrderPrefix {
+                let p = try SpillPrefixed(b)
+                order.removeAll(keepingCapacity: true)
+                order.append(contentsOf: p.order)
+                record = try p.decode(as: R.self)
+            } else {
+                var body = SpillReader(b)
+                record = try R.decode(&body)
                 try finish(body)
-                return nil
-            } catch {
-                return error
             }
         }
-        if let failure { throw failure }
-        return true
+        return record
+    }
+
+    /// Decodes the next record over `record` (reusing its storage); false at the end of the file. For a type with
+    /// an order prefix, its order key replaces the bytes of `order`.
+    func next(into record: inout R, order: inout [UInt8]) throws(HistoryError) -> Bool {
+        try nextEncoded { b throws(HistoryError) in
+            if R.hasOrderPrefix {
+                let p = try SpillPrefixed(b)
+                order.removeAll(keepingCapacity: true)
+                order.append(contentsOf: p.order)
+                try p.decode(into: &record)
+            } else {
+                var body = SpillReader(b)
+                try R.decode(&body, into: &record)
+                try finish(body)
+            }
+        }
     }
 
     /// Gives the next record's encoding, undecoded, to `body` (valid only during the call); false at the end of the
@@ -232,11 +237,17 @@ func appendFramed<R: SpillRecord>(_ record: R, into w: inout SpillWriter) {
     }
 }
 
-/// Appends `record` framed by its length as a varint (the spill's framing; records are encoded into `scratch`
-/// first).
-func appendFramed<R: SpillRecord>(_ record: R, into w: inout SpillWriter, scratch: inout SpillWriter) {
+/// Appends `record` framed by its length as a varint (the spill's framing), with its order prefix when its type
+/// has one (`SpillPrefixed`); records are encoded into `scratch` first, their order keys into `key`.
+func appendFramed<R: SpillRecord>(
+    _ record: R, into w: inout SpillWriter, scratch: inout SpillWriter, key: inout [UInt8]
+) {
     scratch.bytes.removeAll(keepingCapacity: true)
-    record.encode(into: &scratch)
+    if R.hasOrderPrefix {
+        SpillPrefixed.append(record, to: &scratch, key: &key)
+    } else {
+        record.encode(into: &scratch)
+    }
     w.varint(UInt64(scratch.bytes.count))
     w.bytes.append(contentsOf: scratch.bytes)
 }

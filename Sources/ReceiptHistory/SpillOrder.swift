@@ -25,26 +25,40 @@ extension PurchaseRecord {
     /// `precedes`'s fields in its order, each encoded so that bytewise order is the field's order.
     private func appendOrderKey(to keys: inout OrderKeys) {
         keys.begin()
-        text.withUnsafeBytes { t in Self.appendOrderKey(facts, text: t, to: &keys) }
+        _ = text.withUnsafeBytes { t in Self.appendOrderKey(facts, text: t, to: &keys.bytes) }
     }
 
-    /// The order key of `facts`, whose byte strings are in `t`.
-    static func appendOrderKey(_ facts: PurchaseFacts, text t: UnsafeRawBufferPointer, to keys: inout OrderKeys) {
-        keys.bytes.append(facts.environment.rawValue)
-        keys.appendString(t.span(facts.bundleID))
+    /// The order key of `facts`, whose byte strings are in `t`, appended to `bytes`; the key (environment,
+    /// bundle_id, transaction_id) is the bytes up to the bundle id's end and the transaction id at the end.
+    @discardableResult
+    static func appendOrderKey(_ facts: PurchaseFacts, text t: UnsafeRawBufferPointer, to bytes: inout [UInt8])
+        -> SpillKeyBounds
+    {
+        let start = bytes.count
+        bytes.append(facts.environment.rawValue)
+        OrderKeys.appendString(t.span(facts.bundleID), to: &bytes)
+        let headEnd = bytes.count - start
         if let o = facts.originalTransactionID {
-            keys.bytes.append(1)
-            keys.appendString(t.span(o))
+            bytes.append(1)
+            OrderKeys.appendString(t.span(o), to: &bytes)
         } else {
-            keys.bytes.append(0)
+            bytes.append(0)
         }
         if let d = facts.purchaseDate {
-            keys.bytes.append(1)
-            withUnsafeBytes(of: (UInt64(bitPattern: d) ^ (1 << 63)).bigEndian) { keys.bytes.append(contentsOf: $0) }
+            bytes.append(1)
+            withUnsafeBytes(of: (UInt64(bitPattern: d) ^ (1 << 63)).bigEndian) { bytes.append(contentsOf: $0) }
         } else {
-            keys.bytes.append(0)
+            bytes.append(0)
         }
-        keys.bytes.append(contentsOf: t.span(facts.transactionID))
+        let tailStart = bytes.count - start
+        bytes.append(contentsOf: t.span(facts.transactionID))
+        return SpillKeyBounds(headEnd: headEnd, tailStart: tailStart)
+    }
+
+    static var hasOrderPrefix: Bool { true }
+
+    func spillOrderKey(into key: inout [UInt8]) -> SpillKeyBounds {
+        text.withUnsafeBytes { t in Self.appendOrderKey(facts, text: t, to: &key) }
     }
 }
 
@@ -63,7 +77,7 @@ struct OrderKeys {
 
     /// A string that may be followed by more of the key: a 0 byte becomes 0 255 and the string ends with 0 0, so
     /// that a string sorts before every longer string it begins, as `compareBytes` orders them.
-    mutating func appendString(_ s: UnsafeRawBufferPointer) {
+    static func appendString(_ s: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
         for b in s {
             bytes.append(b)
             if b == 0 { bytes.append(255) }

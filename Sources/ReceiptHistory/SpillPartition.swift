@@ -1,92 +1,70 @@
-/// One partition's records merged by key in their encoded form, for a record type with a `SpillKeyReader`.
+/// One partition's records merged by key in their encoded form, for a record type with an order prefix
+/// (`SpillPrefixed`).
 ///
-/// A record is kept as the bytes it was read as, beside its key's bytes, and found again through an
-/// open-addressing index over the keys' hashes. Only a record that meets another of its key is decoded (once) and
-/// merged; it is encoded again when the partition is written. Sorting reads each record's order key from its
-/// bytes. So a record alone of its key goes from the segment to the sorted run as it was, never decoded.
+/// A record is kept as the bytes it was read as (prefix and encoding), and found again through an open-addressing
+/// index over its key's hash; its key and order key are read from the prefix, in place. Only a record that meets
+/// another of its key is decoded (once) and merged; it is encoded again, with its prefix, when the partition is
+/// written. So a record alone of its key goes from the segment to the sorted run as it was, never decoded.
 struct SpillPartition<R: SpillRecord> {
     private struct Entry {
         var hash: Int
         /// The record's bytes in `records`.
         var offset: Int
         var count: Int
-        /// The key's bytes in `keys`.
-        var keyOffset: Int
-        var keyCount: Int
         /// Index in `decoded` + 1 (0: the bytes are the record).
         var decoded: Int
     }
 
-    private let reader: SpillKeyReader
     private var records: [UInt8] = []
-    private var keys: [UInt8] = []
     private var entries: [Entry] = []
     /// Entry index + 1 (0: empty); a power of two, at most half used.
     private var slots = [Int32](repeating: 0, count: 1 << 10)
     private var decoded: [R] = []
     private var decodedBytes = 0
-    private var scratchKey: [UInt8] = []
-    private var scratchOrder = OrderKeys()
 
-    init(reader: SpillKeyReader) { self.reader = reader }
+    init() {}
 
     var isEmpty: Bool { entries.isEmpty }
 
-    /// Memory held, about: the bytes of records and keys, the entries, the index and the decoded records.
+    /// Memory held, about: the bytes of records, the entries, the index and the decoded records.
     var bytes: Int {
-        records.count + keys.count + entries.count * MemoryLayout<Entry>.stride + slots.count * 4 + decodedBytes
+        records.count + entries.count * MemoryLayout<Entry>.stride + slots.count * 4 + decodedBytes
     }
 
-    /// Adds an encoded record: held as it is when its key is new, merged into the one held otherwise.
+    /// Adds a prefixed record: held as it is when its key is new, merged into the one held otherwise.
     mutating func add(_ record: UnsafeRawBufferPointer) throws(HistoryError) {
-        scratchKey.removeAll(keepingCapacity: true)
-        scratchOrder.bytes.removeAll(keepingCapacity: true)
-        _ = try reader.read(record, 0, &scratchKey, &scratchOrder)
-        let h = scratchKey.withUnsafeBytes { k in
-            var hasher = Hasher()
-            hasher.combine(bytes: k)
-            return hasher.finalize()
-        }
+        let p = try SpillPrefixed(record)
+        var hasher = Hasher()
+        hasher.combine(bytes: p.head)
+        hasher.combine(bytes: p.tail)
+        let h = hasher.finalize()
         let mask = slots.count - 1
         var s = h & mask
         while slots[s] != 0 {
             let i = Int(slots[s]) - 1
             let e = entries[i]
-            if e.hash == h && e.keyCount == scratchKey.count
-                && keys.withUnsafeBytes({ k in
-                    scratchKey.withUnsafeBytes { equalBytes(k.span(e.keyOffset, e.keyCount), $0) }
-                })
-            {
-                try merge(record, into: i)
-                return
+            if e.hash == h {
+                let same = try spillBytes(records) { b throws(HistoryError) in
+                    try SpillPrefixed(b.span(e.offset, e.count)).sameKey(p)
+                }
+                if same { return try merge(p, into: i) }
             }
             s = (s + 1) & mask
         }
-        entries.append(
-            Entry(
-                hash: h, offset: records.count, count: record.count, keyOffset: keys.count,
-                keyCount: scratchKey.count, decoded: 0))
+        entries.append(Entry(hash: h, offset: records.count, count: record.count, decoded: 0))
         records.append(contentsOf: record)
-        keys.append(contentsOf: scratchKey)
         slots[s] = Int32(entries.count)
         if entries.count * 2 > slots.count { grow() }
     }
 
-    /// Merges an encoded record into entry `i` (decoding the held one first, once).
-    private mutating func merge(_ record: UnsafeRawBufferPointer, into i: Int) throws(HistoryError) {
-        var other = SpillReader(record)
-        let r = try R.decode(&other)
+    /// Merges a prefixed record into entry `i` (decoding the held one first, once).
+    private mutating func merge(_ p: SpillPrefixed, into i: Int) throws(HistoryError) {
+        let r = try p.decode(as: R.self)
         if entries[i].decoded == 0 {
             let e = entries[i]
-            let held: Result<R, HistoryError> = records.withUnsafeBytes { p in
-                var reader = SpillReader(p.span(e.offset, e.count))
-                do throws(HistoryError) {
-                    return .success(try R.decode(&reader))
-                } catch {
-                    return .failure(error)
-                }
+            let h = try spillBytes(records) { b throws(HistoryError) in
+                try SpillPrefixed(b.span(e.offset, e.count)).decode(as: R.self)
             }
-            let h = try held.get()
             decoded.append(h)
             decodedBytes += h.estimatedBytes
             entries[i].decoded = decoded.count
@@ -107,28 +85,14 @@ struct SpillPartition<R: SpillRecord> {
         }
     }
 
-    /// Gives every record's encoding to `body` (in no particular order), and the partition among `count` of hash
-    /// seed `seed` it falls in.
-    func forEach(
-        count: Int, seed: UInt64, _ body: (UnsafeRawBufferPointer, Int) throws(HistoryError) -> Void
-    ) throws(HistoryError) {
-        var key: [UInt8] = []
-        var order = OrderKeys()
-        try each { record throws(HistoryError) in
-            key.removeAll(keepingCapacity: true)
-            order.bytes.removeAll(keepingCapacity: true)
-            let h = try reader.read(record, seed, &key, &order)
-            try body(record, Int(h % UInt64(count)))
-        }
-    }
-
-    /// Gives every record's encoding to `body` in row order.
-    mutating func sorted(_ body: (UnsafeRawBufferPointer) throws(HistoryError) -> Void) throws(HistoryError) {
-        // The merged records are encoded at the end of `records`, in place of their first bytes.
+    /// Encodes the merged records anew, with their prefixes, at the end of `records`, in place of their first
+    /// bytes.
+    private mutating func encodeMerged() {
         var w = SpillWriter()
+        var key: [UInt8] = []
         for i in entries.indices where entries[i].decoded != 0 {
             w.bytes.removeAll(keepingCapacity: true)
-            decoded[entries[i].decoded - 1].encode(into: &w)
+            SpillPrefixed.append(decoded[entries[i].decoded - 1], to: &w, key: &key)
             entries[i].offset = records.count
             entries[i].count = w.bytes.count
             entries[i].decoded = 0
@@ -136,36 +100,49 @@ struct SpillPartition<R: SpillRecord> {
         }
         decoded = []
         decodedBytes = 0
-        var order = OrderKeys()
-        order.reserve(records: entries.count)
-        var key: [UInt8] = []
-        try spillBytes(records) { p throws(HistoryError) in
+    }
+
+    /// Gives every record's bytes to `body` (in no particular order), and the partition among `count` of hash seed
+    /// `seed` it falls in.
+    mutating func forEach(
+        count: Int, seed: UInt64, _ body: (UnsafeRawBufferPointer, Int) throws(HistoryError) -> Void
+    ) throws(HistoryError) {
+        encodeMerged()
+        try spillBytes(records) { b throws(HistoryError) in
             for e in entries {
-                key.removeAll(keepingCapacity: true)
-                _ = try reader.read(p.span(e.offset, e.count), 0, &key, &order)
-            }
-        }
-        let positions = order.sortedPositions()
-        try spillBytes(records) { p throws(HistoryError) in
-            for i in positions {
-                let e = entries[Int(i)]
-                try body(p.span(e.offset, e.count))
+                let record = b.span(e.offset, e.count)
+                let h = try SpillPrefixed(record).hash(seed: seed)
+                try body(record, Int(h % UInt64(count)))
             }
         }
     }
 
-    /// Every record's encoding, the merged ones encoded anew.
-    private func each(_ body: (UnsafeRawBufferPointer) throws(HistoryError) -> Void) throws(HistoryError) {
-        var w = SpillWriter()
-        try spillBytes(records) { p throws(HistoryError) in
+    /// Gives every record's bytes to `body` in row order (their order keys' bytewise order).
+    mutating func sorted(_ body: (UnsafeRawBufferPointer) throws(HistoryError) -> Void) throws(HistoryError) {
+        encodeMerged()
+        // Each record's order key, located once: (start, count) in `records`.
+        var keys: [(Int, Int)] = []
+        keys.reserveCapacity(entries.count)
+        try spillBytes(records) { b throws(HistoryError) in
             for e in entries {
-                if e.decoded != 0 {
-                    w.bytes.removeAll(keepingCapacity: true)
-                    decoded[e.decoded - 1].encode(into: &w)
-                    try spillBytes(w.bytes) { b throws(HistoryError) in try body(b) }
-                } else {
-                    try body(p.span(e.offset, e.count))
+                let p = try SpillPrefixed(b.span(e.offset, e.count))
+                keys.append((e.offset + p.orderStart, p.order.count))
+            }
+        }
+        var positions = (0..<Int32(entries.count)).map { $0 }
+        records.withUnsafeBytes { b in
+            keys.withUnsafeBufferPointer { k in
+                positions.sort { x, y in
+                    let (s0, n0) = k[Int(x)]
+                    let (s1, n1) = k[Int(y)]
+                    return compareBytes(b.span(s0, n0), b.span(s1, n1)) < 0
                 }
+            }
+        }
+        try spillBytes(records) { b throws(HistoryError) in
+            for i in positions {
+                let e = entries[Int(i)]
+                try body(b.span(e.offset, e.count))
             }
         }
     }

@@ -14,27 +14,18 @@ protocol SpillRecord: Sendable {
     /// Decodes the next record over `record`, whose storage it may reuse (a merge reads each run's records into
     /// one value); on failure `record` holds some valid value.
     static func decode(_ r: inout SpillReader, into record: inout Self) throws(HistoryError)
-    /// Reads the key and order of an encoded record without decoding it; nil when the type has no such reader (a
-    /// partition's records are then all decoded to be merged and sorted).
-    static var encodedKeys: SpillKeyReader? { get }
-}
-
-/// Reads, from a record's encoding (what `encode` wrote) where it lies: bytes that are equal for two records
-/// exactly when their keys are (appended to `key`), a key that compares bytewise as `precedes` orders the records
-/// (begun and appended in `order`); returns the hash whose remainder by a partition count is `partition`'s for
-/// `seed`.
-struct SpillKeyReader: Sendable {
-    typealias Read =
-        @Sendable (
-            _ record: UnsafeRawBufferPointer, _ seed: UInt64, _ key: inout [UInt8], _ order: inout OrderKeys
-        ) throws(HistoryError) -> UInt64
-    let read: Read
-
-    init(_ read: @escaping Read) { self.read = read }
+    /// Whether each spilled record is framed with its order key (`SpillPrefixed`): the store then merges, sorts
+    /// and splits its records in their encoded form, reading only that prefix; otherwise it decodes them all.
+    static var hasOrderPrefix: Bool { get }
+    /// Appends to `key` bytes that compare bytewise as `precedes` orders the records, and returns where the record's
+    /// key lies in them (used when `hasOrderPrefix`).
+    func spillOrderKey(into key: inout [UInt8]) -> SpillKeyBounds
 }
 
 extension SpillRecord {
-    static var encodedKeys: SpillKeyReader? { nil }
+    static var hasOrderPrefix: Bool { false }
+
+    func spillOrderKey(into key: inout [UInt8]) -> SpillKeyBounds { SpillKeyBounds(headEnd: 0, tailStart: 0) }
 
     static func decode(_ r: inout SpillReader, into record: inout Self) throws(HistoryError) {
         record = try decode(&r)

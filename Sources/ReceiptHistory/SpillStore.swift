@@ -11,9 +11,10 @@ import Foundation
 /// merge them all. Every spilled byte is thus read a bounded number of times (one pass per factor of `fanIn` in the
 /// number of runs), and the rows are those of a single merge: keys are distinct across runs, so the order is total.
 /// Memory stays within about the budget plus one read buffer per run merged at once; descriptors within the fan-in
-/// plus one (a spill file is open only while a buffer is written to it). A record type with a `SpillKeyReader` is
-/// merged and sorted in its encoded form (`SpillPartition`): a record that meets no other of its key is decoded
-/// once, by the final merge, whose heap moves run positions while each run's head is decoded in place.
+/// plus one (a spill file is open only while a buffer is written to it). A record type with an order prefix
+/// (`SpillPrefixed`) is merged and sorted in its encoded form (`SpillPartition`), its key and order read from the
+/// prefix: a record that meets no other of its key is decoded once, by the final merge, whose heap compares the
+/// runs' heads by their order keys' bytes while each run's head is decoded in place.
 final class SpillStore<R: SpillRecord> {
     static var partitionCount: Int { 64 }
 
@@ -33,6 +34,8 @@ final class SpillStore<R: SpillRecord> {
     private var codecStorage: SpillBlockCodec? = nil
     /// A record's encoding before it is framed.
     private var scratch = SpillWriter()
+    /// A record's order key before it is framed.
+    private var scratchKey: [UInt8] = []
     private var workCounter = 0
     /// How many runs one merge reads at once; nil: from the descriptor limit when the merge starts
     /// (`DescriptorBudget`). Tests set a small one.
@@ -56,7 +59,7 @@ final class SpillStore<R: SpillRecord> {
 
     /// Appends `record` to `w`, framed, and counts it.
     private func frame(_ record: R, into w: inout SpillWriter) {
-        appendFramed(record, into: &w, scratch: &scratch)
+        appendFramed(record, into: &w, scratch: &scratch, key: &scratchKey)
         spilledRecords += 1
     }
 
@@ -170,8 +173,8 @@ final class SpillStore<R: SpillRecord> {
         _ files: [String], held: [R] = [], seed: UInt64, depth: Int, into runs: inout [String]
     ) throws(HistoryError) {
         guard !files.isEmpty || !held.isEmpty else { return }
-        if let reader = R.encodedKeys {
-            return try reduceEncoded(files, held: held, seed: seed, depth: depth, reader: reader, into: &runs)
+        if R.hasOrderPrefix {
+            return try reduceEncoded(files, held: held, seed: seed, depth: depth, into: &runs)
         }
         var table: [R.Key: R] = [:]
         var bytes = 0
@@ -233,17 +236,15 @@ final class SpillStore<R: SpillRecord> {
         runs.append(run.path)
     }
 
-    /// `reducePartition` for records whose key and order can be read from their encoding: merged by key and
-    /// sorted as encoded (`SpillPartition`), so that a record alone of its key is copied, never decoded.
+    /// `reducePartition` for records spilled with their order prefix: merged by key and sorted as encoded
+    /// (`SpillPartition`), so that a record alone of its key is copied, never decoded.
     private func reduceEncoded(
-        _ files: [String], held: [R], seed: UInt64, depth: Int, reader: SpillKeyReader, into runs: inout [String]
+        _ files: [String], held: [R], seed: UInt64, depth: Int, into runs: inout [String]
     ) throws(HistoryError) {
-        var table = SpillPartition<R>(reader: reader)
+        var table = SpillPartition<R>()
         var overflow: [SpillAppender?] = []
         var overflowWriters: [SpillWriter] = []
         let fan = 16
-        var key: [UInt8] = []
-        var order = OrderKeys()
         func framed(_ record: UnsafeRawBufferPointer, into w: inout SpillWriter) {
             w.varint(UInt64(record.count))
             w.bytes.append(contentsOf: record)
@@ -257,9 +258,7 @@ final class SpillStore<R: SpillRecord> {
         }
         func take(_ record: UnsafeRawBufferPointer) throws(HistoryError) {
             if !overflow.isEmpty {
-                key.removeAll(keepingCapacity: true)
-                order.bytes.removeAll(keepingCapacity: true)
-                let h = try reader.read(record, seed, &key, &order)
+                let h = try SpillPrefixed(record).hash(seed: seed)
                 return try divert(record, Int(h % UInt64(fan)))
             }
             try table.add(record)
@@ -269,13 +268,13 @@ final class SpillStore<R: SpillRecord> {
                 overflowWriters = Array(repeating: SpillWriter(), count: fan)
                 for p in 0..<fan { overflow[p] = try SpillAppender(path: nextWorkName(), codec: try codec()) }
                 try table.forEach(count: fan, seed: seed) { r, p throws(HistoryError) in try divert(r, p) }
-                table = SpillPartition(reader: reader)
+                table = SpillPartition()
             }
         }
         var w = SpillWriter()
         for r in held {
             w.bytes.removeAll(keepingCapacity: true)
-            r.encode(into: &w)
+            SpillPrefixed.append(r, to: &w, key: &scratchKey)
             try spillBytes(w.bytes) { b throws(HistoryError) in try take(b) }
         }
         for f in files {
@@ -361,21 +360,30 @@ final class SpillStore<R: SpillRecord> {
     }
 
     /// The k-way merge of sorted runs, through a binary heap of their positions: each run's head record is decoded
-    /// in place over the one before it, and the heap moves positions, never records. The runs are removed after it.
+    /// in place over the one before it, and the heap moves positions, never records. Records with an order prefix
+    /// are compared by their order keys' bytes, others by `precedes`. The runs are removed after it.
     private func merge(_ runs: [String], _ emit: (R) throws(HistoryError) -> Void) throws(HistoryError) {
         var scanners: [SpillScanner<R>] = []
         var heads: [R] = []
+        var orders: [[UInt8]] = []
         var heap: [Int] = []
         for path in runs {
             let s = try SpillScanner<R>(path: path, codec: try codec())
-            if let r = try s.next() {
+            var order: [UInt8] = []
+            if let r = try s.next(order: &order) {
                 heap.append(scanners.count)
                 scanners.append(s)
                 heads.append(r)
+                orders.append(order)
             }
         }
+        let prefixed = R.hasOrderPrefix
         try heads.withUnsafeMutableBufferPointer { heads throws(HistoryError) in
             // Keys are distinct across runs (a key lives in one partition), so the order is total.
+            func less(_ a: Int, _ b: Int) -> Bool {
+                guard prefixed else { return R.precedes(heads[a], heads[b]) }
+                return orders[a].withUnsafeBytes { x in orders[b].withUnsafeBytes { y in compareBytes(x, y) < 0 } }
+            }
             func down(_ i0: Int) {
                 var i = i0
                 let n = heap.count
@@ -383,8 +391,8 @@ final class SpillStore<R: SpillRecord> {
                     let l = 2 * i + 1
                     let r = l + 1
                     var m = i
-                    if l < n && R.precedes(heads[heap[l]], heads[heap[m]]) { m = l }
-                    if r < n && R.precedes(heads[heap[r]], heads[heap[m]]) { m = r }
+                    if l < n && less(heap[l], heap[m]) { m = l }
+                    if r < n && less(heap[r], heap[m]) { m = r }
                     if m == i { return }
                     heap.swapAt(i, m)
                     i = m
@@ -394,7 +402,7 @@ final class SpillStore<R: SpillRecord> {
             while !heap.isEmpty {
                 let s = heap[0]
                 try emit(heads[s])
-                if try !scanners[s].next(into: &heads[s]) {
+                if try !scanners[s].next(into: &heads[s], order: &orders[s]) {
                     heap[0] = heap[heap.count - 1]
                     heap.removeLast()
                 }

@@ -57,9 +57,10 @@ import Testing
         let records = (0..<3_000).map(Self.fullRecord)
         var w = SpillWriter()
         var scratch = SpillWriter()
+        var key: [UInt8] = []
         var raw = 0
         for r in records {
-            appendFramed(r, into: &w, scratch: &scratch)
+            appendFramed(r, into: &w, scratch: &scratch, key: &key)
             if w.bytes.count >= SpillFormat.blockBytes {
                 raw += w.bytes.count
                 try file.append(w.bytes)
@@ -86,7 +87,8 @@ import Testing
         let file = try SpillAppender(path: path, codec: codec)
         var w = SpillWriter()
         var scratch = SpillWriter()
-        for n in 0..<100 { appendFramed(Self.fullRecord(n), into: &w, scratch: &scratch) }
+        var key: [UInt8] = []
+        for n in 0..<100 { appendFramed(Self.fullRecord(n), into: &w, scratch: &scratch, key: &key) }
         try file.append(w.bytes)
         try file.close(sync: false)
         var bytes = try #require(FileManager.default.contents(atPath: path))

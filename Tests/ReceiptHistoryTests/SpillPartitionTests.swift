@@ -54,54 +54,84 @@ import Testing
         return PurchaseRecord.rowOrder(held).map { encoded(held[Int($0)]) }
     }
 
-    @Test func theEncodedKeysAreTheDecodedRecordsKeyOrderAndPartition() throws {
-        let reader = try #require(PurchaseRecord.encodedKeys)
+    /// A record's bytes as the spill frames them: its order prefix, then its encoding.
+    static func prefixed(_ r: PurchaseRecord) -> [UInt8] {
+        var w = SpillWriter()
+        var key: [UInt8] = []
+        SpillPrefixed.append(r, to: &w, key: &key)
+        return w.bytes
+    }
+
+    @Test func thePrefixGivesTheDecodedRecordsKeyOrderAndRecord() throws {
         let records = (0..<500).map { Self.record(key: $0, occurrence: $0 % 3) }
-        var order = OrderKeys()
-        var keys: [[UInt8]] = []
-        for r in records {
-            var key: [UInt8] = []
-            let h = try Self.encoded(r).withUnsafeBytes { b in try reader.read(b, 3, &key, &order) }
-            #expect(Int(h % 16) == r.partition(16, seed: 3))
-            keys.append(key)
-        }
-        #expect(order.sortedPositions() == PurchaseRecord.rowOrder(records))
-        for i in 0..<records.count {
-            for j in [0, 1, 7, 250] where j < records.count {
-                #expect((keys[i] == keys[j]) == (records[i].key == records[j].key))
+        let framed = records.map(Self.prefixed)
+        var orders: [[UInt8]] = []
+        for (r, bytes) in zip(records, framed) {
+            try bytes.withUnsafeBytes { b in
+                let p = try SpillPrefixed(b)
+                orders.append(Array(p.order))
+                #expect(Self.encoded(try p.decode(as: PurchaseRecord.self)) == Self.encoded(r))
             }
         }
-        // Another occurrence of a key: the same key bytes.
-        var other: [UInt8] = []
-        _ = try Self.encoded(Self.record(key: 7, occurrence: 1)).withUnsafeBytes { b in
-            try reader.read(b, 0, &other, &order)
+        var positions = (0..<Int32(records.count)).map { $0 }
+        positions.sort { compareBytes(orders[Int($0)], orders[Int($1)]) < 0 }
+        #expect(positions == PurchaseRecord.rowOrder(records))
+        func sameKey(_ i: Int, _ j: Int) throws -> Bool {
+            try framed[i].withUnsafeBytes { a in
+                try framed[j].withUnsafeBytes { b in
+                    try SpillPrefixed(a).sameKey(try SpillPrefixed(b))
+                }
+            }
         }
-        #expect(other == keys[7])
+        for i in 0..<records.count {
+            for j in [0, 1, 7, 250] where j < records.count {
+                #expect(try sameKey(i, j) == (records[i].key == records[j].key))
+            }
+        }
+        // Another occurrence of a key (another original id and purchase date): the same key and split hash.
+        let other = Self.prefixed(Self.record(key: 7, occurrence: 2))
+        try other.withUnsafeBytes { a in
+            try framed[7].withUnsafeBytes { b in
+                let (x, y) = (try SpillPrefixed(a), try SpillPrefixed(b))
+                #expect(x.sameKey(y))
+                #expect(x.hash(seed: 3) == y.hash(seed: 3))
+                #expect(compareBytes(x.order, y.order) != 0)
+            }
+        }
     }
 
     @Test func aPartitionMergesEachKeyOnceAndSortsAsTheDecodedRecords() throws {
         let adds = Self.adds(keys: 900)
-        var partition = SpillPartition<PurchaseRecord>(reader: try #require(PurchaseRecord.encodedKeys))
-        for r in adds { try Self.encoded(r).withUnsafeBytes { b in try partition.add(b) } }
+        var partition = SpillPartition<PurchaseRecord>()
+        for r in adds { try Self.prefixed(r).withUnsafeBytes { b in try partition.add(b) } }
         var rows: [[UInt8]] = []
         try partition.sorted { b throws(HistoryError) in
-            var reader = SpillReader(b)
-            rows.append(Self.encoded(try PurchaseRecord.decode(&reader)))
+            rows.append(Self.encoded(try SpillPrefixed(b).decode(as: PurchaseRecord.self)))
         }
         #expect(rows == Self.expected(adds))
     }
 
-    @Test func aDamagedRecordIsADamagedSpill() throws {
-        var partition = SpillPartition<PurchaseRecord>(reader: try #require(PurchaseRecord.encodedKeys))
-        let bytes = Self.encoded(Self.record(key: 1, occurrence: 0))
-        let error = #expect(throws: HistoryError.self) {
-            try bytes.prefix(bytes.count / 2).withUnsafeBytes { b in try partition.add(b) }
+    @Test func aDamagedPrefixOrRecordIsADamagedSpill() throws {
+        let bytes = Self.prefixed(Self.record(key: 1, occurrence: 0))
+        // Cut inside the order key.
+        let cut = #expect(throws: HistoryError.self) {
+            try bytes.prefix(6).withUnsafeBytes { b in _ = try SpillPrefixed(b) }
         }
-        #expect(error?.code == .spillDamaged)
-        let longer = #expect(throws: HistoryError.self) {
-            try (bytes + [0]).withUnsafeBytes { b in try partition.add(b) }
+        #expect(cut?.code == .spillDamaged)
+        // A key's bounds beyond the order key.
+        var bounds = bytes
+        bounds[2] = 0x7f
+        let range = #expect(throws: HistoryError.self) {
+            try bounds.withUnsafeBytes { b in _ = try SpillPrefixed(b) }
         }
-        #expect(longer?.code == .spillDamaged)
+        #expect(range?.code == .spillDamaged)
+        // The record cut short, or longer than it reads.
+        for damaged in [Array(bytes.dropLast(3)), bytes + [0]] {
+            let error = #expect(throws: HistoryError.self) {
+                try damaged.withUnsafeBytes { b in _ = try SpillPrefixed(b).decode(as: PurchaseRecord.self) }
+            }
+            #expect(error?.code == .spillDamaged)
+        }
     }
 
     /// Long product ids make the partitions outgrow the smallest budget, so that they are split again; a fan-in of
