@@ -20,6 +20,8 @@ struct BenchReport {
     var cLoops: [CLoopResult] = []
     /// The default export's runs (history on), after the `--no-history` ones.
     var defaultExport: [HistoryRun] = []
+    /// `--no-history` and the default export against the C loop on the customer-history corpus, after the above.
+    var customers: CustomerRuns? = nil
 
     /// The best end-to-end repetition (least disturbed by other processes).
     var bestE2E: EndToEndResult { e2e.max { $0.receiptsPerSecond < $1.receiptsPerSecond }! }
@@ -208,7 +210,9 @@ struct BenchReport {
             ],
         ]
         report.merge(cLoopJSON) { a, _ in a }
+        report.merge(customerJSON) { a, _ in a }
         report["ratios"] = (report["ratios"] as! [String: Double]).merging(cLoopRatios) { a, _ in a }
+            .merging(customerRatios) { a, _ in a }
         return report
     }
 
@@ -340,6 +344,7 @@ struct BenchReport {
             "all end-to-end runs (receipts/s): "
                 + e2e.map { String(format: "%.0f", $0.receiptsPerSecond) }.joined(separator: ", "))
         printCLoop()
+        printCustomers()
     }
 
     /// Compares the flattened JSON with `thresholds` (`{"min": {key: v}, "max": {key: v}}`); returns failures.

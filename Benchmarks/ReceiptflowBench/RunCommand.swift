@@ -3,7 +3,7 @@ import Foundation
 let runUsage = """
     usage: receiptflow-bench [run] [--count N] [--seed S] [--bad-fraction F] [--corpus FILE] [--out DIR]
                              [--threads N] [--repeat R] [--ceiling-seconds S] [--copies N] [--json FILE]
-                             [--check FILE]
+                             [--check FILE] [--customers N] [--customer-corpus FILE]
            receiptflow-bench parse | verify | sinks
 
     run (the default): per-stage costs on one thread, end to end through ExportPipeline on all threads
@@ -12,6 +12,11 @@ let runUsage = """
     (made in --out if absent: 50,000 receipts, seed 2, bad fraction 0.05). --check compares ratios and
     allocation counts with a thresholds file, prints its goals beside, and exits 1 on a regression. --copies N makes each end-to-end run read the corpus N times in a row (N inputs), the
     steady state of a longer migration; the thresholds are set for the default, 1.
+
+    Then --no-history and the default export against the C loop again, on a customer-history corpus, where
+    receipts repeat their account's purchases as in real archives: `receiptflow generate --customers N
+    --years 3 --seed S` (made in --out if absent with the same test CA: --customers 8000, about 105,000
+    receipts), or --customer-corpus FILE made with that CA (`--ca-dir OUT/test-ca`).
     """
 
 /// Options of the `run` mode.
@@ -27,6 +32,8 @@ struct RunOptions {
     var copies = 1
     var json: String? = nil
     var check: String? = nil
+    var customers = 8000
+    var customerCorpus: String? = nil
 
     init(_ args: [String]) throws {
         var i = 0
@@ -54,6 +61,8 @@ struct RunOptions {
             case "--copies": copies = try Self.number(try value(), "--copies")
             case "--json": json = try value()
             case "--check": check = try value()
+            case "--customers": customers = try Self.number(try value(), "--customers")
+            case "--customer-corpus": customerCorpus = try value()
             case "-h", "--help":
                 print(runUsage)
                 exit(0)
@@ -83,6 +92,8 @@ func runBenchmark(_ args: [String]) -> Int32 {
         let corpus = try Corpus.prepare(
             directory: o.out, count: o.count, seed: o.seed, badFraction: o.badFraction, path: o.corpus)
         let anchors = try TrustAnchorsLoader.load(corpus)
+        let customerCorpus = try CustomerCorpus.prepare(
+            directory: o.out, customers: o.customers, years: 3, seed: o.seed, path: o.customerCorpus)
         let loadBefore = Measure.loadAverage()
         let fixture = try CeilingFixture(pki: corpus.pki)
         FileHandle.standardError.write(Data("stages (one thread)...\n".utf8))
@@ -122,10 +133,14 @@ func runBenchmark(_ args: [String]) -> Int32 {
         }
         try? FileManager.default.removeItem(atPath: o.out + "/e2e-history-parquet")
         try checkCLoopCoverage(cLoops, records: e2e[0].records / o.copies, valid: e2e[0].valid / o.copies)
+        FileHandle.standardError.write(
+            Data("the customer-history corpus: --no-history, the default export and the C loop...\n".utf8))
+        let customers = try runCustomerBench(
+            customerCorpus, threads: o.threads, repeats: o.repeats, outDir: o.out + "/e2e-customers-parquet")
         let report = BenchReport(
             corpus: corpus, threads: o.threads, loadBefore: loadBefore, loadAfter: Measure.loadAverage(),
             ceilingBefore: before, ceilingAfter: after, ceilingSamples: samples, e2e: e2e, stages: stages,
-            copies: o.copies, cLoops: cLoops, defaultExport: defaultExport)
+            copies: o.copies, cLoops: cLoops, defaultExport: defaultExport, customers: customers)
         report.printTable()
         if let path = o.json {
             let data = try JSONSerialization.data(
