@@ -3,10 +3,11 @@ import ReceiptModel
 
 /// The purchases merged by key in memory, fed straight from the batches' occurrences.
 ///
-/// Records sit in fixed-size chunks, so that the table grows without copying what it holds (no moment with the
-/// records twice in memory) and its memory is the records' own. An open-addressing index of slots maps the 64-bit
-/// hash of a key to its record; a hit is confirmed by comparing the key with the record's own text. The hash comes
-/// with the occurrence (its worker made it), and the history stage reads a group's slots and records ahead
+/// Records sit in one array whose capacity is reserved for as many records as the budget can hold: address space
+/// only, whose pages become memory as records fill them, so that the table never grows by copying what it holds
+/// (no moment with the records twice in memory) and hands them out without a copy. An open-addressing index of
+/// slots maps the 64-bit hash of a key to its record; a hit is confirmed by comparing the key with the record's own
+/// text. The hash comes with the occurrence (its worker made it), and the history stage reads a group's slots and records ahead
 /// (`warm`) before adding them. An occurrence of a purchase already held merges in place and allocates nothing
 /// (unless its newest facts carry different byte strings; one that repeats them only moves the record's recency
 /// and counts); only a new purchase makes a record.
@@ -18,9 +19,9 @@ struct PurchaseTable {
         var record: UInt32 = 0
     }
 
-    private var chunks: [[PurchaseRecord]] = []
-    /// The number of records held (the first `count` of the chunks' records, in order).
-    private(set) var count = 0
+    private(set) var records: [PurchaseRecord] = []
+    /// The records `records` is reserved for when the first is added.
+    private let reservation: Int
     /// The count is a power of two, at most half used.
     private var slots: [Slot]
     /// The bytes the table holds: its records' values and what they allocated, and its slots.
@@ -29,21 +30,20 @@ struct PurchaseTable {
     private var warmth: UInt64 = 0
 
     private static let initialSlots = 1 << 10
-    /// Records per chunk: `chunkShift` bits of a record's index.
-    private static let chunkShift = 12
-    private static let chunkMask = (1 << chunkShift) - 1
+    /// At most this many records are reserved at once (beyond, the array grows as arrays do).
+    private static let maxReservation = 1 << 22
     private static let slotBytes = MemoryLayout<Slot>.stride
     private static let recordBytes = MemoryLayout<PurchaseRecord>.stride
 
-    init() {
+    /// A table for `budget` bytes (its `bytes` are compared with the budget by the caller, who empties it).
+    init(budget: Int) {
         slots = Array(repeating: Slot(), count: Self.initialSlots)
         bytes = slots.count * Self.slotBytes
+        reservation = min(max(budget, 0) / Self.recordBytes + 1, Self.maxReservation)
     }
 
-    var isEmpty: Bool { count == 0 }
-
-    /// The records held, in the order they were added.
-    var records: Records { Records(chunks: chunks, count: count) }
+    var isEmpty: Bool { records.isEmpty }
+    var count: Int { records.count }
 
     /// Adds occurrence `o` of input `input`, whose text is `text`.
     mutating func add(_ o: PurchaseOccurrence, input: Int, text: UnsafeRawBufferPointer) {
@@ -55,10 +55,8 @@ struct PurchaseTable {
         var s = Int(truncatingIfNeeded: h) & mask
         while slots[s].record != 0 {
             if slots[s].hash == h {
-                let r = Int(slots[s].record) - 1
-                let c = r >> Self.chunkShift
-                let i = r & Self.chunkMask
-                let same = chunks[c].withUnsafeBufferPointer { held in
+                let i = Int(slots[s].record) - 1
+                let same = records.withUnsafeBufferPointer { held in
                     let f = held[i].facts
                     return f.environment == environment
                         && held[i].text.withUnsafeBytes {
@@ -66,9 +64,9 @@ struct PurchaseTable {
                         }
                 }
                 if same {
-                    let before = chunks[c][i].heapBytes
-                    chunks[c][i].merge(o, input: input, text: text)
-                    bytes += chunks[c][i].heapBytes - before
+                    let before = records[i].heapBytes
+                    records[i].merge(o, input: input, text: text)
+                    bytes += records[i].heapBytes - before
                     return
                 }
             }
@@ -76,38 +74,26 @@ struct PurchaseTable {
         }
         let record = PurchaseRecord(o, input: input, text: text)
         bytes += Self.recordBytes + record.heapBytes
-        let c = count >> Self.chunkShift
-        if c == chunks.count {
-            chunks.append([])
-            chunks[c].reserveCapacity(1 << Self.chunkShift)
-        }
-        chunks[c].append(record)
-        count += 1
-        slots[s] = Slot(hash: h, record: UInt32(count))
-        if count * 2 > slots.count { grow() }
+        if records.capacity == 0 { records.reserveCapacity(reservation) }
+        records.append(record)
+        slots[s] = Slot(hash: h, record: UInt32(records.count))
+        if records.count * 2 > slots.count { grow() }
     }
 
     /// Empties the table but keeps its storage, so that refilling it after a spill writes to memory already
-    /// mapped instead of allocating new chunks page by page.
+    /// mapped instead of mapping new pages.
     mutating func removeAll() {
-        for c in chunks.indices { chunks[c].removeAll(keepingCapacity: true) }
-        count = 0
+        records.removeAll(keepingCapacity: true)
         slots.withUnsafeMutableBufferPointer { s in
             for i in s.indices { s[i].record = 0 }
         }
         bytes = slots.count * Self.slotBytes
     }
 
-    /// Takes every record out, leaving the table empty (each chunk is let go as soon as it is copied out).
+    /// Takes every record out, leaving the table empty.
     mutating func drain() -> [PurchaseRecord] {
-        var all: [PurchaseRecord] = []
-        all.reserveCapacity(count)
-        for c in chunks.indices {
-            all.append(contentsOf: chunks[c])
-            chunks[c] = []
-        }
-        chunks = []
-        count = 0
+        let all = records
+        records = []
         slots = Array(repeating: Slot(), count: Self.initialSlots)
         bytes = slots.count * Self.slotBytes
         return all
@@ -137,9 +123,9 @@ struct PurchaseTable {
                 while slots[s].record != 0 {
                     if slots[s].hash == h {
                         let r = Int(slots[s].record) - 1
-                        chunks[r >> Self.chunkShift].withUnsafeBufferPointer { held in
+                        records.withUnsafeBufferPointer { held in
                             // Fields spread over the record's value (some hundred bytes), then its text.
-                            let record = held.baseAddress! + (r & Self.chunkMask)
+                            let record = held.baseAddress! + r
                             sum &+=
                                 UInt64(record.pointee.facts.environment.rawValue)
                                 &+ UInt64(bitPattern: record.pointee.facts.webOrderLineItemID ?? 0)
@@ -156,16 +142,5 @@ struct PurchaseTable {
             }
         }
         warmth = sum
-    }
-
-    /// The records of a table, in the order they were added, where they lie.
-    struct Records: RandomAccessCollection {
-        let chunks: [[PurchaseRecord]]
-        let count: Int
-
-        var startIndex: Int { 0 }
-        var endIndex: Int { count }
-
-        subscript(i: Int) -> PurchaseRecord { chunks[i >> PurchaseTable.chunkShift][i & PurchaseTable.chunkMask] }
     }
 }

@@ -4,7 +4,7 @@ import Testing
 
 @testable import ReceiptHistory
 
-/// The in-memory purchase table: merging by key across chunks, its memory count, and the compact record's
+/// The in-memory purchase table: merging by key, its memory count, and the compact record's
 /// stored forms (the overlay kept apart, dates without optionals).
 @Suite("History purchase table")
 struct PurchaseTableTests {
@@ -26,9 +26,9 @@ struct PurchaseTableTests {
         }
     }
 
-    @Test("purchases beyond one chunk are each held once, and a second pass over them merges into the same records")
-    func mergesAcrossChunks() {
-        var table = PurchaseTable()
+    @Test("thousands of purchases are each held once, and a second pass over them merges into the same records")
+    func mergesByKey() {
+        var table = PurchaseTable(budget: 64 << 20)
         let n = 9_000
         add(batch(receipts(n)).history, to: &table)
         #expect(table.count == n)
@@ -45,7 +45,7 @@ struct PurchaseTableTests {
         "the table counts its records' values, what they allocated and its slots, and a spill's empty table only its slots"
     )
     func countsItsMemory() {
-        var table = PurchaseTable()
+        var table = PurchaseTable(budget: 64 << 20)
         let empty = table.bytes
         add(batch(receipts(5_000)).history, to: &table)
         let held = table.records.reduce(0) { $0 + MemoryLayout<PurchaseRecord>.stride + $1.heapBytes }
@@ -61,7 +61,7 @@ struct PurchaseTableTests {
 
     @Test("draining takes every record out in the order added and leaves an empty table")
     func drains() {
-        var table = PurchaseTable()
+        var table = PurchaseTable(budget: 64 << 20)
         add(batch(receipts(4_200)).history, to: &table)
         let before = Array(table.records).map(\.newest.line)
         let all = table.drain()
