@@ -48,7 +48,7 @@ public final class HistoryCollector {
     /// Greatest creation date of the contributing records seen (the data horizon).
     var horizon: Int64? = nil
     /// Purchases merged in memory, spilled to `purchases` when they exceed the budget.
-    private var table = PurchaseTable()
+    private var table: PurchaseTable
     let purchases: SpillStore<PurchaseRecord>
     /// The newest counting renewal info per (environment, original_transaction_id).
     let renewals: SpillStore<RenewalRecord>
@@ -71,6 +71,7 @@ public final class HistoryCollector {
         self.inputs = inputs
         self.resumable = resumable
         budget = memoryBudget ?? Self.budgetFromEnvironment ?? Self.defaultMemoryBudget
+        table = PurchaseTable(budget: budget)
         let pid = getpid()
         spillRoot = Self.join(directory, resumable ? Self.resumableFolder : ".receiptflow-history-\(pid)")
         purchases = SpillStore(

@@ -30,8 +30,7 @@ extension PurchaseRecord {
         guard mergedMultipleUserIDs(f, t) == facts.multipleUserIDs else { return false }
         newest = recency
         occurrences += 1
-        firstSeen = minOptional(firstSeen, o.created)
-        lastSeen = maxOptional(lastSeen, o.created)
+        if let c = o.created { see(c, c) }
         if f.cancellationDate != nil { cancelledAt = recency }
         if f.userID != nil { userAt = recency }
         if f.appAccountToken != nil { tokenAt = recency }

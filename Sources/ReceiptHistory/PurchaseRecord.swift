@@ -48,16 +48,69 @@ struct PurchaseRecord: Sendable {
     var text: [UInt8]
     /// Recency of the occurrence the facts come from (its input and line give `source` and `line`).
     var newest: Recency
+    /// The recencies of the cancellation pair, the user id and the app account token, held apart since most
+    /// purchases have none of them (nil when none has one).
+    private var overlay: PurchaseOverlay? = nil
+    /// Min and max receipt creation date over the occurrences: `Int64.max` and `Int64.min` (the identities of min
+    /// and max, and the only pair with the first after the last) when none was dated.
+    private var earliest = Int64.max
+    private var latest = Int64.min
+    var occurrences: Int64
+
     /// The newest occurrence that had a cancellation date (the cancellation pair of `facts` is its).
-    var cancelledAt: Recency?
+    var cancelledAt: Recency? {
+        get { overlay?.cancelledAt }
+        set {
+            guard let r = newValue else { return clearOverlay(\.cancelledAt) }
+            if overlay?.cancelledAt != r { writableOverlay().cancelledAt = r }
+        }
+    }
+
     /// The newest occurrences that had a user id and an app account token (`facts.userID` and
     /// `facts.appAccountToken` are theirs).
-    var userAt: Recency? = nil
-    var tokenAt: Recency? = nil
+    var userAt: Recency? {
+        get { overlay?.userAt }
+        set {
+            guard let r = newValue else { return clearOverlay(\.userAt) }
+            if overlay?.userAt != r { writableOverlay().userAt = r }
+        }
+    }
+
+    var tokenAt: Recency? {
+        get { overlay?.tokenAt }
+        set {
+            guard let r = newValue else { return clearOverlay(\.tokenAt) }
+            if overlay?.tokenAt != r { writableOverlay().tokenAt = r }
+        }
+    }
+
     /// Min and max receipt creation date over the occurrences (nil when none was dated).
-    var firstSeen: Int64?
-    var lastSeen: Int64?
-    var occurrences: Int64
+    var firstSeen: Int64? {
+        get { earliest <= latest ? earliest : nil }
+        set { earliest = newValue ?? Int64.max }
+    }
+
+    var lastSeen: Int64? {
+        get { earliest <= latest ? latest : nil }
+        set { latest = newValue ?? Int64.min }
+    }
+
+    /// The overlay, made or copied so that this record holds it alone.
+    private mutating func writableOverlay() -> PurchaseOverlay {
+        if overlay == nil {
+            overlay = PurchaseOverlay()
+        } else if !isKnownUniquelyReferenced(&overlay) {
+            overlay = overlay!.copy()
+        }
+        return overlay!
+    }
+
+    /// Counts a dated occurrence (or merged dates) into `first_seen` and `last_seen`.
+    @inline(__always)
+    mutating func see(_ first: Int64, _ last: Int64) {
+        earliest = min(earliest, first)
+        latest = max(latest, last)
+    }
 
     /// The record of a single occurrence of `feed`, from input `input`.
     init(_ o: PurchaseOccurrence, input: Int, text: UnsafeRawBufferPointer) {
@@ -66,12 +119,11 @@ struct PurchaseRecord: Sendable {
         if facts.cancellationDate == nil { facts.cancellationReason = nil }
         self.text = Array(text)
         newest = recency
-        cancelledAt = o.facts.cancellationDate == nil ? nil : recency
-        userAt = o.facts.userID == nil ? nil : recency
-        tokenAt = o.facts.appAccountToken == nil ? nil : recency
-        firstSeen = o.created
-        lastSeen = o.created
         occurrences = 1
+        if o.facts.cancellationDate != nil { cancelledAt = recency }
+        if o.facts.userID != nil { userAt = recency }
+        if o.facts.appAccountToken != nil { tokenAt = recency }
+        if let c = o.created { see(c, c) }
     }
 
     init(
@@ -81,10 +133,10 @@ struct PurchaseRecord: Sendable {
         self.facts = facts
         self.text = text
         self.newest = newest
+        self.occurrences = occurrences
         self.cancelledAt = cancelledAt
         self.firstSeen = firstSeen
         self.lastSeen = lastSeen
-        self.occurrences = occurrences
     }
 
     static func recency(_ o: PurchaseOccurrence, input: Int) -> Recency {
@@ -122,8 +174,7 @@ struct PurchaseRecord: Sendable {
         userAt u: Recency?, tokenAt k: Recency?, firstSeen: Int64?, lastSeen: Int64?, occurrences count: Int64
     ) {
         occurrences += count
-        self.firstSeen = minOptional(self.firstSeen, firstSeen)
-        self.lastSeen = maxOptional(self.lastSeen, lastSeen)
+        if let firstSeen, let lastSeen { see(firstSeen, lastSeen) }
         var cancellation = (cancelledAt, facts.cancellationDate, facts.cancellationReason)
         if let c, cancelledAt.map({ $0 < c }) ?? true { cancellation = (c, f.cancellationDate, f.cancellationReason) }
         let multiple = mergedMultipleUserIDs(f, t)
@@ -187,8 +238,21 @@ struct PurchaseRecord: Sendable {
         text = spans.new
     }
 
-    /// Approximate heap bytes while held (the value, its text and the table's slack).
-    var estimatedBytes: Int { 2 * MemoryLayout<PurchaseRecord>.stride + 48 + text.count }
+    /// Approximate heap bytes while held in a dictionary (the value, its slack and what it allocated).
+    var estimatedBytes: Int { 2 * MemoryLayout<PurchaseRecord>.stride + heapBytes }
+
+    /// The bytes the record allocated: its text's storage (a 32-byte array header, the capacity, the allocator's
+    /// overhead) and its overlay's.
+    var heapBytes: Int {
+        (text.capacity == 0 ? 0 : 48 + text.capacity) + (overlay == nil ? 0 : PurchaseOverlay.heapBytes)
+    }
+
+    /// Sets the overlay's `field` to nil, dropping the overlay when it then holds nothing.
+    private mutating func clearOverlay(_ field: ReferenceWritableKeyPath<PurchaseOverlay, Recency?>) {
+        guard let o = overlay, o[keyPath: field] != nil else { return }
+        writableOverlay()[keyPath: field] = nil
+        if let o = overlay, o.cancelledAt == nil, o.userAt == nil, o.tokenAt == nil { overlay = nil }
+    }
 
     func partition(_ count: Int, seed: UInt64) -> Int {
         text.withUnsafeBytes { t in
