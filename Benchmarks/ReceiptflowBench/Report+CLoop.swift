@@ -14,15 +14,20 @@ extension BenchReport {
     }
 
     /// The `ratios` entries against the C loop: medians and best paired run, CPU time and wall clock.
-    var cLoopRatios: [String: Double] {
-        let p = cLoopPairs
-        return [
-            "no_history_over_c_loop": Self.median(p.noHistory.cpu),
-            "no_history_over_c_loop_wall": Self.median(p.noHistory.wall),
-            "best_paired_no_history_over_c_loop_cpu": p.noHistory.cpu.max() ?? 0,
-            "default_export_over_c_loop": Self.median(p.defaultExport.cpu),
-            "default_export_over_c_loop_wall": Self.median(p.defaultExport.wall),
-            "best_paired_default_export_over_c_loop_cpu": p.defaultExport.cpu.max() ?? 0,
+    var cLoopRatios: [String: Double] { Self.ratiosOverCLoop(cLoopPairs, corpus: "") }
+
+    /// The ratio entries of one corpus's pairs, each key named with `corpus` (empty for the benchmark corpus).
+    static func ratiosOverCLoop(
+        _ p: (noHistory: (cpu: [Double], wall: [Double]), defaultExport: (cpu: [Double], wall: [Double])),
+        corpus: String
+    ) -> [String: Double] {
+        [
+            "\(corpus)no_history_over_c_loop": median(p.noHistory.cpu),
+            "\(corpus)no_history_over_c_loop_wall": median(p.noHistory.wall),
+            "best_paired_\(corpus)no_history_over_c_loop_cpu": p.noHistory.cpu.max() ?? 0,
+            "\(corpus)default_export_over_c_loop": median(p.defaultExport.cpu),
+            "\(corpus)default_export_over_c_loop_wall": median(p.defaultExport.wall),
+            "best_paired_\(corpus)default_export_over_c_loop_cpu": p.defaultExport.cpu.max() ?? 0,
         ]
     }
 

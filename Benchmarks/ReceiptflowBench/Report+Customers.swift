@@ -18,14 +18,7 @@ extension BenchReport {
     /// The `ratios` entries on the customer-history corpus: medians and best paired run, CPU time and wall clock.
     var customerRatios: [String: Double] {
         guard let p = customerPairs else { return [:] }
-        return [
-            "customers_no_history_over_c_loop": Self.median(p.noHistory.cpu),
-            "customers_no_history_over_c_loop_wall": Self.median(p.noHistory.wall),
-            "best_paired_customers_no_history_over_c_loop_cpu": p.noHistory.cpu.max() ?? 0,
-            "customers_default_export_over_c_loop": Self.median(p.defaultExport.cpu),
-            "customers_default_export_over_c_loop_wall": Self.median(p.defaultExport.wall),
-            "best_paired_customers_default_export_over_c_loop_cpu": p.defaultExport.cpu.max() ?? 0,
-        ]
+        return Self.ratiosOverCLoop(p, corpus: "customers_")
     }
 
     /// The `customers` section of the JSON report (empty without a customer-history corpus).
