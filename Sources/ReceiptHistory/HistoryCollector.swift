@@ -27,8 +27,9 @@ public struct HistoryResult: Sendable {
 /// output directory), and at the end writes `purchases.<ext>`, `subscriptions.<ext>`, `events.<ext>` and
 /// `daily.<ext>` as docs/history.md defines them.
 ///
-/// Used from one thread (the writer stage). The rows depend only on the inputs and their positions: merges are
-/// order-independent and the tables are written in a fixed row order and fixed chunks.
+/// Used from one thread at a time (the export's history stage, then the writer to seal parts and finish). The rows
+/// depend only on the inputs and their positions: merges are order-independent and the tables are written in a fixed
+/// row order and fixed chunks.
 public final class HistoryCollector {
     /// The spill folder of a resumable run, inside the output directory; its `part-NNNNN` folders are committed
     /// with the parts.

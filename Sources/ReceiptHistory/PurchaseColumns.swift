@@ -166,24 +166,13 @@ struct PurchaseDecoder: PurchaseRecordVisitor {
     private(set) var failure: HistoryError? = nil
     private var failed = false
     private var base: Int64 = 0
-    /// Whether the byte strings stay where they are: each span is then an offset in the reader's bytes, and
-    /// `text` stays empty.
-    private let inPlace: Bool
 
     init(_ r: SpillReader, text: consuming [UInt8] = []) {
         self.r = r
         self.text = text
-        inPlace = false
         self.text.removeAll(keepingCapacity: true)
         // The byte strings are at most what is left of the record: one allocation at most.
         self.text.reserveCapacity(r.bytes.count - r.offset)
-    }
-
-    /// A decoder whose spans name the byte strings in the reader's bytes (nothing is copied).
-    init(inPlace r: SpillReader) {
-        self.r = r
-        text = []
-        inPlace = true
     }
 
     private mutating func fail(_ error: HistoryError) {
@@ -207,16 +196,6 @@ struct PurchaseDecoder: PurchaseRecordVisitor {
     @inline(__always)
     private mutating func bytes(_ count: Int) -> TextSpan {
         guard !failed else { return .empty }
-        if inPlace {
-            let at = r.offset
-            do throws(HistoryError) {
-                _ = try r.bytes(count)
-            } catch {
-                fail(error)
-                return .empty
-            }
-            return TextSpan(offset: Int32(at), count: Int32(count))
-        }
         let at = text.count
         do throws(HistoryError) {
             text.append(contentsOf: try r.bytes(count))
