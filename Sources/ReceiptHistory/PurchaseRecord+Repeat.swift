@@ -37,18 +37,3 @@ extension PurchaseRecord {
         return true
     }
 }
-
-extension PurchaseFacts {
-    /// Whether `other` holds the same values and spans in every fact but the ones merged on their own: the
-    /// cancellation pair, the user id, `multiple_user_ids` and the app account token. Lists every other fact
-    /// `visit` lists (a test changes each visited fact in turn to check it).
-    func sameBeforeOverlay(_ other: PurchaseFacts) -> Bool {
-        environment == other.environment && bundleID == other.bundleID && transactionID == other.transactionID
-            && originalTransactionID == other.originalTransactionID && productID == other.productID
-            && quantity == other.quantity && purchaseDate == other.purchaseDate
-            && originalPurchaseDate == other.originalPurchaseDate && expiresDate == other.expiresDate
-            && webOrderLineItemID == other.webOrderLineItemID && isTrialPeriod == other.isTrialPeriod
-            && isInIntroOfferPeriod == other.isInIntroOfferPeriod
-            && promotionalOfferID == other.promotionalOfferID && productType == other.productType
-    }
-}

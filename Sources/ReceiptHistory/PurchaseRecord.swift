@@ -161,6 +161,12 @@ struct PurchaseRecord: Sendable {
     mutating func merge(_ o: PurchaseOccurrence, input: Int, text: UnsafeRawBufferPointer) {
         let recency = Self.recency(o, input: input)
         if mergeRepeat(o, recency: recency, text: text) { return }
+        mergeChanged(o, recency: recency, text: text)
+    }
+
+    /// The full merge of occurrence `o` (recency `recency`, its text `text`) of the same key, for one that
+    /// `mergeRepeat` did not take (the result is the same either way).
+    mutating func mergeChanged(_ o: PurchaseOccurrence, recency: Recency, text: UnsafeRawBufferPointer) {
         merge(
             o.facts, text: text, newest: recency, cancelledAt: o.facts.cancellationDate == nil ? nil : recency,
             userAt: o.facts.userID == nil ? nil : recency, tokenAt: o.facts.appAccountToken == nil ? nil : recency,

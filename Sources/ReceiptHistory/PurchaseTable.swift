@@ -56,6 +56,10 @@ struct PurchaseTable {
         while slots[s].record != 0 {
             if slots[s].hash == h {
                 let i = Int(slots[s].record) - 1
+                // A repeat states the same spans over a text that begins with the occurrence's, so the same key:
+                // it needs no other check.
+                let recency = PurchaseRecord.recency(o, input: input)
+                if records[i].mergeRepeat(o, recency: recency, text: text) { return }
                 let same = records.withUnsafeBufferPointer { held in
                     let f = held[i].facts
                     return f.environment == environment
@@ -65,7 +69,7 @@ struct PurchaseTable {
                 }
                 if same {
                     let before = records[i].heapBytes
-                    records[i].merge(o, input: input, text: text)
+                    records[i].mergeChanged(o, recency: recency, text: text)
                     bytes += records[i].heapBytes - before
                     return
                 }
@@ -113,31 +117,41 @@ struct PurchaseTable {
 
     /// Reads the memory that adding occurrences of these key hashes will touch (their slots, and the records and
     /// texts they find), all before any is added: the cache misses of a group overlap instead of coming one after
-    /// the other. Changes nothing the table holds.
+    /// the other. Each level is read for the whole group before the next (the slots, then the records they name,
+    /// then those records' texts), so that no read waits for another of its level. Changes nothing the table
+    /// holds.
     mutating func warm(_ hashes: UnsafeBufferPointer<UInt64>) {
         var sum: UInt64 = 0
         let mask = slots.count - 1
-        slots.withUnsafeBufferPointer { slots in
-            for h in hashes {
-                var s = Int(truncatingIfNeeded: h) & mask
-                while slots[s].record != 0 {
-                    if slots[s].hash == h {
-                        let r = Int(slots[s].record) - 1
-                        records.withUnsafeBufferPointer { held in
-                            // Fields spread over the record's value (some hundred bytes), then its text.
-                            let record = held.baseAddress! + r
-                            sum &+=
-                                UInt64(record.pointee.facts.environment.rawValue)
-                                &+ UInt64(bitPattern: record.pointee.facts.webOrderLineItemID ?? 0)
-                                &+ UInt64(bitPattern: record.pointee.facts.cancellationDate ?? 0)
-                                &+ UInt64(record.pointee.facts.appAccountToken?.count ?? 0)
-                                &+ UInt64(bitPattern: record.pointee.newest.created)
-                                &+ UInt64(bitPattern: record.pointee.occurrences)
-                            sum &+= UInt64(record.pointee.text.first ?? 0) &+ UInt64(record.pointee.text.last ?? 0)
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: hashes.count) { found in
+            var n = 0
+            slots.withUnsafeBufferPointer { slots in
+                for h in hashes {
+                    var s = Int(truncatingIfNeeded: h) & mask
+                    while slots[s].record != 0 {
+                        if slots[s].hash == h {
+                            found[n] = Int(slots[s].record) - 1
+                            n += 1
+                            break
                         }
-                        break
+                        s = (s + 1) & mask
                     }
-                    s = (s + 1) & mask
+                }
+            }
+            records.withUnsafeBufferPointer { held in
+                // A byte of each cache line a record's value spans.
+                for k in 0..<n {
+                    let raw = UnsafeRawPointer(held.baseAddress! + found[k])
+                    var at = 0
+                    while at < Self.recordBytes {
+                        sum &+= UInt64(raw.load(fromByteOffset: at, as: UInt8.self))
+                        at += 64
+                    }
+                    sum &+= UInt64(raw.load(fromByteOffset: Self.recordBytes - 1, as: UInt8.self))
+                }
+                for k in 0..<n {
+                    let record = held.baseAddress! + found[k]
+                    sum &+= UInt64(record.pointee.text.first ?? 0) &+ UInt64(record.pointee.text.last ?? 0)
                 }
             }
         }

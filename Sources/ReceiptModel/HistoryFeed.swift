@@ -33,66 +33,6 @@ public enum HistoryEnvironment: UInt8, Sendable {
     public var name: String { self == .production ? "Production" : "Sandbox" }
 }
 
-/// What one occurrence of a purchase says: its key (environment, bundle_id, transaction_id) and its facts, as
-/// the receipt's in-app entry or the JWS transaction states them. Byte strings are spans of the occurrence's text.
-///
-/// The history's `purchases` row of a key takes these facts from the newest occurrence, except the cancellation
-/// pair, which comes from the newest occurrence that has a cancellation date, and the customer's facts (user id,
-/// app account token), each from the newest occurrence that has one. `visit` lists them in the
-/// table's column order; it is the one list a new fact is added to (beside the stored property), and the
-/// history's columns, spill encoding and row writing all follow from it.
-public struct PurchaseFacts: Sendable {
-    public var environment: HistoryEnvironment = .production
-    public var bundleID = TextSpan.empty
-    public var transactionID = TextSpan.empty
-    public var originalTransactionID: TextSpan? = nil
-    public var productID = TextSpan.empty
-    public var quantity: Int32? = nil
-    public var purchaseDate: Int64? = nil
-    public var originalPurchaseDate: Int64? = nil
-    public var expiresDate: Int64? = nil
-    public var webOrderLineItemID: Int64? = nil
-    public var isTrialPeriod: Bool? = nil
-    public var isInIntroOfferPeriod: Bool? = nil
-    public var promotionalOfferID: TextSpan? = nil
-    public var productType: Int32? = nil
-    /// With the reason, the pair merged by the newest cancelled occurrence (a reason without a date is none).
-    public var cancellationDate: Int64? = nil
-    public var cancellationReason: Int32? = nil
-    /// The record's `--user-field` value (nil when absent, or without the option).
-    public var userID: TextSpan? = nil
-    /// False for an occurrence of a run with `--user-field`, nil without it; merged, whether the occurrences carry
-    /// two or more distinct user ids.
-    public var multipleUserIDs: Bool? = nil
-    /// StoreKit 2's `appAccountToken` of a JWS transaction (receipts carry none).
-    public var appAccountToken: TextSpan? = nil
-
-    @inlinable public init() {}
-
-    /// Every fact after the key, in the `purchases` column order, with its column name.
-    @inline(__always)
-    public mutating func visit<V: PurchaseFactVisitor>(_ v: inout V) {
-        v.text("bundle_id", &bundleID)
-        v.text("transaction_id", &transactionID)
-        v.text("original_transaction_id", &originalTransactionID)
-        v.text("product_id", &productID)
-        v.int32("quantity", &quantity)
-        v.timestamp("purchase_date", &purchaseDate)
-        v.timestamp("original_purchase_date", &originalPurchaseDate)
-        v.timestamp("expires_date", &expiresDate)
-        v.int64("web_order_line_item_id", &webOrderLineItemID)
-        v.bool("is_trial_period", &isTrialPeriod)
-        v.bool("is_in_intro_offer_period", &isInIntroOfferPeriod)
-        v.text("promotional_offer_id", &promotionalOfferID)
-        v.int32("product_type", &productType)
-        v.timestamp("cancellation_date", &cancellationDate)
-        v.int32("cancellation_reason", &cancellationReason)
-        v.text("user_id", &userID)
-        v.bool("multiple_user_ids", &multipleUserIDs)
-        v.text("app_account_token", &appAccountToken)
-    }
-}
-
 /// Visits the fields of `PurchaseFacts` (and of the history record built on them) by column name and type: a
 /// schema builder, a spill encoder and decoder and a row writer are each one visitor.
 public protocol PurchaseFactVisitor {
@@ -135,10 +75,24 @@ public struct PurchaseOccurrence: Sendable {
     public static func keyHash(
         environment: UInt8, bundleID: UnsafeRawBufferPointer, transactionID: UnsafeRawBufferPointer
     ) -> UInt64 {
+        keyHash(keyPrefix(environment: environment, bundleID: bundleID), transactionID: transactionID)
+    }
+
+    /// The hash state after a key's environment and bundle_id, which every purchase of a receipt shares:
+    /// `keyHash(_:transactionID:)` finishes it for each.
+    @inlinable
+    public static func keyPrefix(environment: UInt8, bundleID: UnsafeRawBufferPointer) -> Hasher {
         var h = Hasher()
         h.combine(environment)
         h.combine(bytes: bundleID)
         h.combine(bundleID.count)
+        return h
+    }
+
+    /// `keyHash(environment:bundleID:transactionID:)` from the key's `keyPrefix`.
+    @inlinable
+    public static func keyHash(_ prefix: Hasher, transactionID: UnsafeRawBufferPointer) -> UInt64 {
+        var h = prefix
         h.combine(bytes: transactionID)
         return UInt64(UInt(bitPattern: h.finalize()))
     }
@@ -233,10 +187,22 @@ public struct HistoryFeed: Sendable {
     @inlinable
     public mutating func addPurchase(_ facts: PurchaseFacts, created: Int64?, line: Int64, entry: Int64) {
         let start = self.start
+        let prefix = textBytes.withUnsafeBytes { t in
+            PurchaseOccurrence.keyPrefix(
+                environment: facts.environment.rawValue, bundleID: t.bytes(facts.bundleID, from: start))
+        }
+        addPurchase(facts, keyPrefix: prefix, created: created, line: line, entry: entry)
+    }
+
+    /// As `addPurchase(_:created:line:entry:)`, given `PurchaseOccurrence.keyPrefix` of the facts' environment
+    /// and bundle_id (made once for the purchases of a receipt, which share them).
+    @inlinable
+    public mutating func addPurchase(
+        _ facts: PurchaseFacts, keyPrefix: Hasher, created: Int64?, line: Int64, entry: Int64
+    ) {
+        let start = self.start
         let hash = textBytes.withUnsafeBytes { t in
-            PurchaseOccurrence.keyHash(
-                environment: facts.environment.rawValue, bundleID: t.bytes(facts.bundleID, from: start),
-                transactionID: t.bytes(facts.transactionID, from: start))
+            PurchaseOccurrence.keyHash(keyPrefix, transactionID: t.bytes(facts.transactionID, from: start))
         }
         purchaseList.append(
             PurchaseOccurrence(

@@ -154,6 +154,7 @@ struct RowAppender {
         feed.contributing(created: created)
         let none = UnsafeRawBufferPointer(start: nil, count: 0)
         let bundle = RowBytes.text(f.bundleID ?? 0..<0, in: p) ?? none
+        let keyPrefix = PurchaseOccurrence.keyPrefix(environment: environment.rawValue, bundleID: bundle)
         let n = f.inAppCount
         f.inApp.withUnsafeBufferPointer { entries in
             for i in 0..<n {
@@ -178,7 +179,8 @@ struct RowAppender {
                 facts.cancellationReason = RowBytes.narrow(e.cancellationReason)
                 facts.userID = feed.span(ctx.userID)
                 facts.multipleUserIDs = ctx.userFieldGiven ? false : nil
-                feed.addPurchase(facts, created: created, line: Int64(ctx.line), entry: Int64(i))
+                feed.addPurchase(
+                    facts, keyPrefix: keyPrefix, created: created, line: Int64(ctx.line), entry: Int64(i))
             }
         }
     }

@@ -133,7 +133,7 @@ import Testing
         var rng = SystemRandomNumberGenerator()
         var receipts: [Receipt] = []
         for i in 0..<300 {
-            let account = i % 40
+            let account = i % 80
             let users = ["u\(account)", "v\(account)", nil]
             // Most accounts have one user; every seventh has two.
             let user =
