@@ -61,6 +61,14 @@ public final class HistoryCollector {
     /// The number of runs the bases stand for, and whether this run reads inputs of its own (a merge does not).
     var runsBefore: Int64 = 0
     var ownRun = true
+    /// How many threads `finish` reduces spilled partitions on (each with a share of the memory budget); the
+    /// tables are the same whatever the number.
+    public var reduceThreads = 1 {
+        didSet {
+            purchases.reduceThreads = reduceThreads
+            renewals.reduceThreads = reduceThreads
+        }
+    }
 
     /// - Parameters:
     ///   - directory: the output directory (the spill goes inside it).
@@ -234,6 +242,7 @@ public final class HistoryCollector {
         let periods = SpillStore<PeriodRecord>(
             segment: Self.join(spillRoot, ".subscriptions-\(pid)"),
             workDirectory: Self.join(spillRoot, ".subscriptions-work-\(pid)"), budget: max(budget / 4, 1 << 20))
+        periods.reduceThreads = reduceThreads
         var buffers: [HistoryTableBuffer] = []
         do throws(SinkError) {
             for schema in Self.tables {

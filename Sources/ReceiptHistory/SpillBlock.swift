@@ -22,8 +22,8 @@ enum SpillFormat {
     static let headerBytes = 8
 }
 
-/// One zstd compression and one decompression context, reused for every block of a spill store (which is used
-/// from one thread), and the scratch buffer compressed blocks are read into.
+/// One zstd compression and one decompression context, reused for every block of a spill reducer (which is used
+/// from one thread at a time), and the scratch buffer compressed blocks are read into.
 final class SpillBlockCodec {
     private let cctx: OpaquePointer
     private let dctx: OpaquePointer

@@ -6,7 +6,9 @@ import Foundation
 /// segment per committed part; a plain run has one. `reduce` then merges every segment partition by partition:
 /// each partition is read back into memory, with its share of the records still in memory (never written), and
 /// merged by key (a partition larger than the budget is split again with another hash seed), sorted into a run
-/// file, and the runs are merged in row order, at most `fanIn` at a time:
+/// file (`SpillReducer`; partitions are reduced on `reduceThreads` threads, each with its own reducer and a share of
+/// the budget, and since a key lives in one partition the thread that reduces it cannot change the rows), and the
+/// runs are merged in row order, at most `fanIn` at a time:
 /// more runs than that are merged in passes, each pass merging groups of `fanIn` runs into one, until one pass can
 /// merge them all. Every spilled byte is thus read a bounded number of times (one pass per factor of `fanIn` in the
 /// number of runs), and the rows are those of a single merge: keys are distinct across runs, so the order is total.
@@ -17,6 +19,8 @@ import Foundation
 /// runs' heads by their order keys' bytes while each run's head is decoded in place.
 final class SpillStore<R: SpillRecord> {
     static var partitionCount: Int { 64 }
+    /// The least memory budget a store takes, whatever it is given.
+    static var minimumBudget: Int { 1 << 16 }
 
     private var memory: [R.Key: R] = [:]
     private var memoryBytes = 0
@@ -27,16 +31,17 @@ final class SpillStore<R: SpillRecord> {
     private var appenders: [SpillAppender?]
     /// Folders of sealed segments, in the order they were made or adopted.
     private(set) var segments: [String] = []
-    /// Bytes written to spill files so far (segments, re-partitions and sorted runs).
-    private(set) var spilledBytes: Int64 = 0
+    /// Bytes written to spill files so far (segments, re-partitions, sorted runs and merge passes).
+    var spilledBytes: Int64 { own.spilledBytes + reducedBytes }
     /// Records written to spill files so far (each time one is written).
-    private(set) var spilledRecords: Int64 = 0
-    private var codecStorage: SpillBlockCodec? = nil
-    /// A record's encoding before it is framed.
-    private var scratch = SpillWriter()
-    /// A record's order key before it is framed.
-    private var scratchKey: [UInt8] = []
-    private var workCounter = 0
+    var spilledRecords: Int64 { own.spilledRecords + reducedRecords }
+    /// Writes the segments and the merge passes (and, on one thread, reduces the partitions).
+    private let own: SpillReducer<R>
+    /// What the reducers of other threads wrote, counted when they are done.
+    private var reducedBytes: Int64 = 0
+    private var reducedRecords: Int64 = 0
+    /// How many threads `reduce` merges partitions on (each with a share of the budget).
+    var reduceThreads = 1
     /// How many runs one merge reads at once; nil: from the descriptor limit when the merge starts
     /// (`DescriptorBudget`). Tests set a small one.
     let fanIn: Int?
@@ -44,30 +49,18 @@ final class SpillStore<R: SpillRecord> {
     init(segment: String, workDirectory: String, budget: Int, fanIn: Int? = nil) {
         self.segment = segment
         self.workDirectory = workDirectory
-        self.budget = max(budget, 1 << 16)
+        self.budget = max(budget, Self.minimumBudget)
         self.fanIn = fanIn.map { max($0, DescriptorBudget.minimumFanIn) }
         appenders = Array(repeating: nil, count: Self.partitionCount)
+        own = SpillReducer(workDirectory: workDirectory, prefix: "w-", budget: self.budget)
     }
 
-    /// The block codec, made when the store first spills.
-    private func codec() throws(HistoryError) -> SpillBlockCodec {
-        if let c = codecStorage { return c }
-        let c = try SpillBlockCodec()
-        codecStorage = c
-        return c
-    }
-
-    /// Appends `record` to `w`, framed, and counts it.
-    private func frame(_ record: R, into w: inout SpillWriter) {
-        appendFramed(record, into: &w, scratch: &scratch, key: &scratchKey)
-        spilledRecords += 1
-    }
-
-    /// Writes the framed records of `w` to `file` as one block and empties `w`.
+    private func codec() throws(HistoryError) -> SpillBlockCodec { try own.codec() }
+    private func frame(_ record: R, into w: inout SpillWriter) { own.frame(record, into: &w) }
     private func write(_ w: inout SpillWriter, to file: SpillAppender) throws(HistoryError) {
-        spilledBytes += Int64(try file.append(w.bytes))
-        w.bytes.removeAll(keepingCapacity: true)
+        try own.write(&w, to: file)
     }
+    private func nextWorkName() -> String { own.nextWorkName() }
 
     func add(_ record: R) throws(HistoryError) {
         let k = record.storeKey
@@ -155,176 +148,46 @@ final class SpillStore<R: SpillRecord> {
         var folders = segments
         if FileManager.default.fileExists(atPath: segment) { folders.append(segment) }
         try makeDirectory(workDirectory)
-        var runs: [String] = []
-        for p in 0..<Self.partitionCount {
-            let files = folders.map { $0 + "/" + Self.partitionName(p) }.filter {
-                FileManager.default.fileExists(atPath: $0)
-            }
-            let held = shares[p].map { all[Int($0)] }
-            shares[p] = []
-            try reducePartition(files, held: held, seed: 1, depth: 0, into: &runs)
-        }
+        let runs = try reducePartitions(folders, all: all, shares: &shares)
         try mergeRuns(runs, fanIn: fanIn ?? DescriptorBudget.mergeFanIn(), emit)
     }
 
-    /// Merges the records of `files` and `held` by key and writes them sorted as one run; when they do not fit the
-    /// budget, splits them into sub-partitions by another hash seed first.
-    private func reducePartition(
-        _ files: [String], held: [R] = [], seed: UInt64, depth: Int, into runs: inout [String]
-    ) throws(HistoryError) {
-        guard !files.isEmpty || !held.isEmpty else { return }
-        if R.hasOrderPrefix {
-            return try reduceEncoded(files, held: held, seed: seed, depth: depth, into: &runs)
-        }
-        var table: [R.Key: R] = [:]
-        var bytes = 0
-        var overflow: [SpillAppender?] = []
-        var overflowWriters: [SpillWriter] = []
-        let fan = 16
-        func take(_ r: R) throws(HistoryError) {
-            if !overflow.isEmpty {
-                let p = r.partition(fan, seed: seed)
-                frame(r, into: &overflowWriters[p])
-                if overflowWriters[p].bytes.count >= SpillFormat.blockBytes {
-                    try flushOverflow(p, &overflow, &overflowWriters)
-                }
-                return
-            }
-            let k = r.storeKey
-            if table[k]?.merge(r) == nil {
-                bytes += r.estimatedBytes
-                table[k] = r
-            }
-            if bytes > budget && depth < 8 {
-                // Too big for memory: this partition is split by a new seed, what is held included.
-                overflow = Array(repeating: nil, count: fan)
-                overflowWriters = Array(repeating: SpillWriter(), count: fan)
-                for (p, name) in (0..<fan).map({ ($0, nextWorkName()) }) {
-                    overflow[p] = try SpillAppender(path: name, codec: try codec())
-                }
-                for h in table.values {
-                    let p = h.partition(fan, seed: seed)
-                    frame(h, into: &overflowWriters[p])
-                    if overflowWriters[p].bytes.count >= SpillFormat.blockBytes {
-                        try flushOverflow(p, &overflow, &overflowWriters)
-                    }
-                }
-                table = [:]
-                bytes = 0
-            }
-        }
-        for r in held { try take(r) }
-        for f in files {
-            let scanner = try SpillScanner<R>(path: f, codec: try codec())
-            while let r = try scanner.next() { try take(r) }
-        }
-        if !overflow.isEmpty {
-            return try reduceSubpartitions(
-                &overflow, &overflowWriters, replacing: files, seed: seed, depth: depth, into: &runs)
-        }
-        let held = Array(table.values)
-        table = [:]
-        let run = try SpillAppender(path: nextWorkName(), codec: try codec(), bufferBytes: 256 << 10)
-        var w = SpillWriter()
-        for i in R.rowOrder(held) {
-            frame(held[Int(i)], into: &w)
-            if w.bytes.count >= SpillFormat.blockBytes { try write(&w, to: run) }
-        }
-        try write(&w, to: run)
-        try run.close(sync: false)
-        for f in files where f.hasPrefix(workDirectory) { unlink(f) }
-        runs.append(run.path)
-    }
-
-    /// `reducePartition` for records spilled with their order prefix: merged by key and sorted as encoded
-    /// (`SpillPartition`), so that a record alone of its key is copied, never decoded.
-    private func reduceEncoded(
-        _ files: [String], held: [R], seed: UInt64, depth: Int, into runs: inout [String]
-    ) throws(HistoryError) {
-        var table = SpillPartition<R>()
-        var overflow: [SpillAppender?] = []
-        var overflowWriters: [SpillWriter] = []
-        let fan = 16
-        func framed(_ record: UnsafeRawBufferPointer, into w: inout SpillWriter) {
-            w.varint(UInt64(record.count))
-            w.bytes.append(contentsOf: record)
-            spilledRecords += 1
-        }
-        func divert(_ record: UnsafeRawBufferPointer, _ p: Int) throws(HistoryError) {
-            framed(record, into: &overflowWriters[p])
-            if overflowWriters[p].bytes.count >= SpillFormat.blockBytes {
-                try flushOverflow(p, &overflow, &overflowWriters)
-            }
-        }
-        func take(_ record: UnsafeRawBufferPointer) throws(HistoryError) {
-            if !overflow.isEmpty {
-                let h = try SpillPrefixed(record).hash(seed: seed)
-                return try divert(record, Int(h % UInt64(fan)))
-            }
-            try table.add(record)
-            if table.bytes > budget && depth < 8 {
-                // Too big for memory: this partition is split by a new seed, what is held included.
-                overflow = Array(repeating: nil, count: fan)
-                overflowWriters = Array(repeating: SpillWriter(), count: fan)
-                for p in 0..<fan { overflow[p] = try SpillAppender(path: nextWorkName(), codec: try codec()) }
-                try table.forEach(count: fan, seed: seed) { r, p throws(HistoryError) in try divert(r, p) }
-                table = SpillPartition()
-            }
-        }
-        var w = SpillWriter()
-        for r in held {
-            w.bytes.removeAll(keepingCapacity: true)
-            SpillPrefixed.append(r, to: &w, key: &scratchKey)
-            try spillBytes(w.bytes) { b throws(HistoryError) in try take(b) }
-        }
-        for f in files {
-            let scanner = try SpillScanner<R>(path: f, codec: try codec())
-            while try scanner.nextEncoded({ b throws(HistoryError) in try take(b) }) {}
-        }
-        if !overflow.isEmpty {
-            return try reduceSubpartitions(
-                &overflow, &overflowWriters, replacing: files, seed: seed, depth: depth, into: &runs)
-        }
-        let run = try SpillAppender(path: nextWorkName(), codec: try codec(), bufferBytes: 256 << 10)
-        w.bytes.removeAll(keepingCapacity: true)
-        try table.sorted { r throws(HistoryError) in
-            framed(r, into: &w)
-            if w.bytes.count >= SpillFormat.blockBytes { try write(&w, to: run) }
-        }
-        try write(&w, to: run)
-        try run.close(sync: false)
-        for f in files where f.hasPrefix(workDirectory) { unlink(f) }
-        runs.append(run.path)
-    }
-
-    /// Closes the sub-partitions a partition was split into, removes the partition's own work files, and reduces
-    /// each sub-partition by the next hash seed.
-    private func reduceSubpartitions(
-        _ overflow: inout [SpillAppender?], _ writers: inout [SpillWriter], replacing files: [String], seed: UInt64,
-        depth: Int, into runs: inout [String]
-    ) throws(HistoryError) {
-        var subfiles: [String] = []
-        for p in overflow.indices {
-            try flushOverflow(p, &overflow, &writers)
-            try overflow[p]!.close(sync: false)
-            subfiles.append(overflow[p]!.path)
-        }
-        for f in files where f.hasPrefix(workDirectory) { unlink(f) }
-        for f in subfiles {
-            try reducePartition([f], seed: seed + 1, depth: depth + 1, into: &runs)
-        }
-    }
-
-    private func flushOverflow(_ p: Int, _ files: inout [SpillAppender?], _ writers: inout [SpillWriter])
-        throws(HistoryError)
+    /// Reduces each partition (its files in `folders`, and the records of `all` at its `shares`) into sorted runs,
+    /// on `reduceThreads` threads, each with a reducer and a share of the budget of its own; returns the runs in
+    /// partition order. Every thread has returned when this does, whether it throws or not.
+    private func reducePartitions(_ folders: [String], all: [R], shares: inout [[Int32]]) throws(HistoryError)
+        -> [String]
     {
-        guard !writers[p].bytes.isEmpty else { return }
-        try write(&writers[p], to: files[p]!)
-    }
-
-    private func nextWorkName() -> String {
-        workCounter += 1
-        return workDirectory + "/w-\(workCounter).run"
+        let workers = max(1, min(reduceThreads, Self.partitionCount))
+        // A share is never below the least budget a store takes: smaller, partitions would be split again and
+        // again into many small files.
+        let share = max(budget / workers, Self.minimumBudget)
+        let reducers =
+            workers == 1
+            ? [own]
+            : (0..<workers).map {
+                SpillReducer<R>(workDirectory: workDirectory, prefix: "w-\($0)-", budget: share)
+            }
+        defer {
+            for r in reducers where r !== own {
+                reducedBytes += r.spilledBytes
+                reducedRecords += r.spilledRecords
+            }
+        }
+        var runsOf = [[String]](repeating: [], count: Self.partitionCount)
+        try runsOf.withUnsafeMutableBufferPointer { runsOf throws(HistoryError) in
+            try shares.withUnsafeMutableBufferPointer { shares throws(HistoryError) in
+                // Each partition's slots of `runsOf` and `shares` are touched by the one thread reducing it;
+                // `folders` and `all` are only read.
+                try reduceInParallel(Self.partitionCount, workers: workers) { w, p throws(HistoryError) in
+                    let files = folders.map { $0 + "/" + Self.partitionName(p) }.filter { access($0, F_OK) == 0 }
+                    let held = shares[p].map { all[Int($0)] }
+                    shares[p] = []
+                    try reducers[w].reducePartition(files, held: held, seed: 1, depth: 0, into: &runsOf[p])
+                }
+            }
+        }
+        return runsOf.flatMap { $0 }
     }
 
     /// Merges sorted runs into `emit`, at most `fanIn` at a time: while there are more, each group of `fanIn`

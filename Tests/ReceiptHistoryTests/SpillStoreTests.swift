@@ -56,12 +56,20 @@ struct NumberedRecord: SpillRecord, Equatable {
         return byKey.values.sorted { $0.key < $1.key }
     }
 
-    static func reduce(fanIn: Int?) throws -> (rows: [NumberedRecord], spilled: Int64, leftover: [String]) {
+    static func reduce(fanIn: Int?, threads: Int = 1, damage partition: Int? = nil) throws -> (
+        rows: [NumberedRecord], spilled: Int64, leftover: [String]
+    ) {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("rf-spill-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: root) }
         let store = SpillStore<NumberedRecord>(
             segment: root + "/segment", workDirectory: root + "/work", budget: 1 << 16, fanIn: fanIn)
+        store.reduceThreads = threads
         for r in adds() { try store.add(r) }
+        if let partition {
+            // A block header whose record count is zero: the partition's reduce finds the file damaged.
+            let path = root + "/segment/" + SpillStore<NumberedRecord>.partitionName(partition)
+            try Data(repeating: 0, count: SpillFormat.headerBytes).write(to: URL(fileURLWithPath: path))
+        }
         var rows: [NumberedRecord] = []
         try store.reduce { r throws(HistoryError) in rows.append(r) }
         let leftover = (try? FileManager.default.contentsOfDirectory(atPath: root + "/work")) ?? []
@@ -78,6 +86,32 @@ struct NumberedRecord: SpillRecord, Equatable {
             // The extra passes wrote the spilled bytes again: more runs than the fan-in were there to merge.
             #expect(passes.spilled > onePass.spilled, "fan-in \(fanIn)")
             #expect(passes.leftover.isEmpty, "fan-in \(fanIn): \(passes.leftover)")
+        }
+    }
+
+    @Test func reducingThePartitionsOnSeveralThreadsGivesTheRowsOfOneThread() throws {
+        let want = Self.expected()
+        let one = try Self.reduce(fanIn: nil, threads: 1)
+        #expect(one.rows == want)
+        for threads in [2, 4, 7] {
+            // Each thread has a share of the budget, so partitions split further; the rows stay those of one merge.
+            let many = try Self.reduce(fanIn: nil, threads: threads)
+            #expect(many.rows == want, "\(threads) threads")
+            #expect(many.leftover.isEmpty, "\(threads) threads: \(many.leftover)")
+        }
+        // Merges in passes over the runs of several threads too.
+        #expect(try Self.reduce(fanIn: 3, threads: 4).rows == want)
+    }
+
+    @Test func aDamagedPartitionStopsAReduceOnSeveralThreadsWithItsError() throws {
+        for threads in [1, 2, 4] {
+            do {
+                _ = try Self.reduce(fanIn: nil, threads: threads, damage: 37)
+                Issue.record("\(threads) threads: the damaged partition was not noticed")
+            } catch let error as HistoryError {
+                #expect(error.code == .spillDamaged, "\(threads) threads: \(error)")
+                #expect(error.path?.hasSuffix("/segment/p-037.run") == true, "\(threads) threads: \(error)")
+            }
         }
     }
 
