@@ -286,6 +286,9 @@ public final class HistoryCollector {
             }
             passQueue = queue
             var batch: [PurchaseRecord] = []
+            // Once the purchases have spilled, the table joins them on disk, so that it is not held beside the
+            // reduce's own tables.
+            if purchases.hasSpilled { try purchases.spill(table.drain()) }
             try purchases.reduce(pending: table.drain()) { p throws(HistoryError) in
                 try state.add(p)
                 try purchaseRows.append(p, inputs: inputs)

@@ -122,25 +122,33 @@ final class SpillStore<R: SpillRecord> {
         segment = next
     }
 
+    /// Records held in memory.
+    var heldCount: Int { memory.count }
+
+    /// Whether records have gone to disk (in this run or a sealed segment adopted from an earlier attempt).
+    var hasSpilled: Bool { !segments.isEmpty || appenders.contains { $0 != nil } }
+
     /// Counts the folder of a segment sealed by an earlier attempt of the run.
     func adopt(_ folder: String) { segments.append(folder) }
 
     /// Every record merged by key, in row order, given to `emit` one at a time. `pending` are records merged
     /// by key outside the store, none of whose keys the store holds in memory.
+    ///
+    /// Once the store has spilled, what it holds in memory is written out before the partitions are reduced, so
+    /// that the reduce's own tables (at most the budget) are all it holds; `pending` stays with the caller, who
+    /// should spill it first (`spill(_:)`) to keep the same bound.
     func reduce(pending: [R] = [], _ emit: (R) throws(HistoryError) -> Void) throws(HistoryError) {
-        let spilled = segments.count > 0 || appenders.contains { $0 != nil }
-        if !spilled {
+        if !hasSpilled {
             let held = memory.isEmpty ? pending : Array(memory.values) + pending
             memory = [:]
             memoryBytes = 0
             for i in R.rowOrder(held) { try emit(held[Int(i)]) }
             return
         }
-        // What is still in memory is not written out: each partition's share joins its reduce.
-        // Positions, not copies, so that the records are held once.
-        let all = memory.isEmpty ? pending : Array(memory.values) + pending
-        memory = [:]
-        memoryBytes = 0
+        try spill()
+        // Each partition's share of `pending` joins its reduce: positions, not copies, so that the records are held
+        // once.
+        let all = pending
         var shares = [[Int32]](repeating: [], count: Self.partitionCount)
         for (i, r) in all.enumerated() { shares[r.partition(Self.partitionCount, seed: 0)].append(Int32(i)) }
         for a in appenders { try a?.close(sync: false) }

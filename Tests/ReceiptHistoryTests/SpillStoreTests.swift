@@ -115,6 +115,31 @@ struct NumberedRecord: SpillRecord, Equatable {
         }
     }
 
+    @Test func aStoreThatHasSpilledWritesWhatItHoldsOutBeforeItsReduce() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("rf-spill-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let store = SpillStore<NumberedRecord>(
+            segment: root + "/segment", workDirectory: root + "/work", budget: 1 << 20)
+        for r in Self.adds() { try store.add(r) }
+        let held = store.heldCount
+        let written = store.spilledRecords
+        #expect(store.hasSpilled && held > 0 && written > 0)
+        var rows: [NumberedRecord] = []
+        try store.reduce { r throws(HistoryError) in rows.append(r) }
+        #expect(rows == Self.expected())
+        // The segment's partitions (kept until the spill is removed) hold the records spilled during the adds and
+        // those the store still held when the reduce began.
+        let codec = try SpillBlockCodec()
+        var inSegment = 0
+        for p in 0..<SpillStore<NumberedRecord>.partitionCount {
+            let path = root + "/segment/" + SpillStore<NumberedRecord>.partitionName(p)
+            guard FileManager.default.fileExists(atPath: path) else { continue }
+            let scanner = try SpillScanner<NumberedRecord>(path: path, codec: codec)
+            while try scanner.next() != nil { inSegment += 1 }
+        }
+        #expect(inSegment == Int(written) + held)
+    }
+
     @Test func eachPassRewritesTheRunsOnceSoTheWorkGrowsWithTheLogarithmOfTheRuns() throws {
         // Every pass writes the merged bytes once; the bytes of the sorted runs are the same whatever the fan-in.
         let one = try Self.reduce(fanIn: 1 << 20).spilled
