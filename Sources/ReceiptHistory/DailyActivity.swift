@@ -6,6 +6,8 @@ enum DailyColumn: Int, CaseIterable, Sendable {
     case starts, reactivations, conversions, renewals, productChanges, refunds, expirations
 
     static let snapshotCount = 6
+    /// The number of columns (`allCases.count`, without building the array of cases).
+    static let count = 13
 }
 
 /// A `daily` row's product: environment, bundle_id, product_id.
@@ -51,12 +53,24 @@ struct DailyActivity {
         firstDay = min(firstDay ?? d, d)
     }
 
+    /// The last product looked up and its index (most lookups repeat the one before).
+    private var lastProduct: (product: DailyProduct, index: Int)? = nil
+    /// The last (day, product index) looked up and its slot.
+    private var lastSlot: (day: Int64, productIndex: Int, slot: Int) = (0, -1, 0)
+
     /// The product's index, for `add(_:day:productIndex:_:)`.
     mutating func index(_ p: DailyProduct) -> Int {
-        if let i = products[p] { return i }
-        products[p] = productList.count
-        productList.append(p)
-        return productList.count - 1
+        if let last = lastProduct, last.product == p { return last.index }
+        let i: Int
+        if let known = products[p] {
+            i = known
+        } else {
+            i = productList.count
+            products[p] = i
+            productList.append(p)
+        }
+        lastProduct = (p, i)
+        return i
     }
 
     mutating func add(_ column: DailyColumn, day: Int64, product: DailyProduct, _ n: Int64) {
@@ -70,9 +84,11 @@ struct DailyActivity {
 
     /// Where the counts of (`day`, product `productIndex`) start in `counts` (made zero when new).
     private mutating func slot(day: Int64, productIndex: Int) -> Int {
-        let width = DailyColumn.allCases.count
+        let width = DailyColumn.count
+        if lastSlot.day == day && lastSlot.productIndex == productIndex { return lastSlot.slot * width }
         let (slot, isNew) = changes.slot(day: day, product: productIndex)
         if isNew { counts.append(contentsOf: repeatElement(0, count: width)) }
+        lastSlot = (day, productIndex, slot)
         return slot * width
     }
 
@@ -102,7 +118,7 @@ struct DailyActivity {
         let order = productList.indices.sorted { DailyProduct.precedes(productList[$0], productList[$1]) }
         var rank = [Int](repeating: 0, count: productList.count)
         for (r, i) in order.enumerated() { rank[i] = r }
-        let width = DailyColumn.allCases.count
+        let width = DailyColumn.count
         let snapshots = DailyColumn.snapshotCount
         var dated: [(day: Int64, rank: Int, slot: Int)] = []
         dated.reserveCapacity(changes.count)

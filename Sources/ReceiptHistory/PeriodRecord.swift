@@ -40,16 +40,22 @@ struct PeriodRecord: Sendable {
     var purchaseDate: Int64? { key.order.purchaseDate }
     var transactionID: [UInt8] { key.order.transactionID }
 
-    /// The period a `purchases` row describes.
-    init(_ record: PurchaseRecord) {
+    /// The period a `purchases` row describes. Its byte strings equal to those of `previous` (the period before
+    /// it in the purchases' row order, which mostly shares its bundle, subscription, product and customer) are
+    /// shared with them instead of copied.
+    init(_ record: PurchaseRecord, sharing previous: PeriodRecord? = nil) {
         let p = record.facts
         let transactionID = record.bytes(p.transactionID)
+        let subscription = previous?.key.subscription
         key = PeriodKey(
             subscription: SubscriptionKey(
-                environment: p.environment.rawValue, bundleID: record.bytes(p.bundleID),
-                originalTransactionID: record.bytes(p.originalTransactionID) ?? transactionID),
+                environment: p.environment.rawValue,
+                bundleID: record.bytes(p.bundleID, sharing: subscription?.bundleID),
+                originalTransactionID: record.bytes(
+                    p.originalTransactionID, sharing: subscription?.originalTransactionID)
+                    ?? transactionID),
             order: PeriodOrder(purchaseDate: p.purchaseDate, transactionID: transactionID))
-        productID = record.bytes(p.productID)
+        productID = record.bytes(p.productID, sharing: previous?.productID)
         expiresDate = p.expiresDate
         cancellationDate = p.cancellationDate
         cancellationReason = p.cancellationDate == nil ? nil : p.cancellationReason
@@ -57,9 +63,9 @@ struct PeriodRecord: Sendable {
         isInIntroOfferPeriod = p.isInIntroOfferPeriod == true
         hasPromotionalOffer = p.promotionalOfferID != nil
         lastSeen = record.lastSeen
-        userID = record.bytes(p.userID)
+        userID = record.bytes(p.userID, sharing: previous?.userID)
         multipleUserIDs = p.multipleUserIDs
-        appAccountToken = record.bytes(p.appAccountToken)
+        appAccountToken = record.bytes(p.appAccountToken, sharing: previous?.appAccountToken)
     }
 
     init(
@@ -140,5 +146,18 @@ extension PeriodRecord: SpillRecord {
         record.multipleUserIDs = try r.optionalBool()
         record.appAccountToken = try r.optionalText()
         return record
+    }
+}
+
+extension PurchaseRecord {
+    /// The bytes of `s`: `shared` itself when it holds the same bytes (no copy is made), a copy otherwise.
+    fileprivate func bytes(_ s: TextSpan, sharing shared: [UInt8]?) -> [UInt8] {
+        guard let shared, shared.count == Int(s.count) else { return bytes(s) }
+        let same = text.withUnsafeBytes { t in shared.withUnsafeBytes { compareBytes(t.span(s), $0) == 0 } }
+        return same ? shared : bytes(s)
+    }
+
+    fileprivate func bytes(_ s: TextSpan?, sharing shared: [UInt8]?) -> [UInt8]? {
+        s.map { bytes($0, sharing: shared) }
     }
 }

@@ -33,10 +33,15 @@ final class SubscriptionPass {
         self.eventRows = eventRows
     }
 
+    /// The period of the purchase before (whose byte strings the next period shares where they are equal).
+    private var previous: PeriodRecord? = nil
+
     /// Takes the next purchase with an expires_date (in the purchases' row order).
     func add(_ p: PurchaseRecord) throws(HistoryError) {
         if let d = p.facts.purchaseDate { daily.sawPurchase(d) }
-        try stream.add(PeriodRecord(p), originalID: p.facts.originalTransactionID != nil) { q throws(HistoryError) in
+        let record = PeriodRecord(p, sharing: previous)
+        previous = record
+        try stream.add(record, originalID: p.facts.originalTransactionID != nil) { q throws(HistoryError) in
             try period(q)
         }
     }
