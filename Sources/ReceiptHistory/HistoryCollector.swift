@@ -61,12 +61,12 @@ public final class HistoryCollector {
     /// The number of runs the bases stand for, and whether this run reads inputs of its own (a merge does not).
     var runsBefore: Int64 = 0
     var ownRun = true
-    /// How many threads `finish` reduces spilled partitions on (each with a share of the memory budget); the
-    /// tables are the same whatever the number.
-    public var reduceThreads = 1 {
+    /// How many threads a large spill is written on and `finish` reduces spilled partitions on (each with a share
+    /// of the memory budget); the tables are the same whatever the number.
+    public var threads = 1 {
         didSet {
-            purchases.reduceThreads = reduceThreads
-            renewals.reduceThreads = reduceThreads
+            purchases.threads = threads
+            renewals.threads = threads
         }
     }
 
@@ -242,7 +242,7 @@ public final class HistoryCollector {
         let periods = SpillStore<PeriodRecord>(
             segment: Self.join(spillRoot, ".subscriptions-\(pid)"),
             workDirectory: Self.join(spillRoot, ".subscriptions-work-\(pid)"), budget: max(budget / 4, 1 << 20))
-        periods.reduceThreads = reduceThreads
+        periods.threads = threads
         var buffers: [HistoryTableBuffer] = []
         do throws(SinkError) {
             for schema in Self.tables {

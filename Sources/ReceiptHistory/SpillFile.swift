@@ -37,7 +37,11 @@ final class SpillAppender {
     /// Appends whole framed records (`appendFramed`) as one compressed block; returns the bytes the block takes
     /// in the file.
     @discardableResult
-    func append(_ records: [UInt8]) throws(HistoryError) -> Int {
+    func append(_ records: [UInt8]) throws(HistoryError) -> Int { try append(records, using: codec) }
+
+    /// `append` compressing with `codec` (the caller's, when the file's own is in use on another thread).
+    @discardableResult
+    func append(_ records: [UInt8], using codec: SpillBlockCodec) throws(HistoryError) -> Int {
         guard !records.isEmpty else { return 0 }
         let n = try codec.appendBlock(records, to: &buffer)
         if buffer.count >= limit { try flush() }

@@ -41,9 +41,10 @@ final class SpillReducer<R: SpillRecord> {
         spilledRecords += 1
     }
 
-    /// Writes the framed records of `w` to `file` as one block and empties `w`.
+    /// Writes the framed records of `w` to `file` as one block, compressed with this reducer's codec, and empties
+    /// `w`.
     func write(_ w: inout SpillWriter, to file: SpillAppender) throws(HistoryError) {
-        spilledBytes += Int64(try file.append(w.bytes))
+        spilledBytes += Int64(try file.append(w.bytes, using: try codec()))
         w.bytes.removeAll(keepingCapacity: true)
     }
 

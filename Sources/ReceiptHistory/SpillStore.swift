@@ -4,9 +4,9 @@ import Foundation
 ///
 /// Records go to the current *segment* (a folder of partition files `p-NNN.run`). A resumable run seals one
 /// segment per committed part; a plain run has one. `reduce` then merges every segment partition by partition:
-/// each partition is read back into memory, with its share of the records still in memory (never written), and
+/// each partition is read back into memory, with its share of the records the caller still holds, and
 /// merged by key (a partition larger than the budget is split again with another hash seed), sorted into a run
-/// file (`SpillReducer`; partitions are reduced on `reduceThreads` threads, each with its own reducer and a share of
+/// file (`SpillReducer`; partitions are reduced on `threads` threads, each with its own reducer and a share of
 /// the budget, and since a key lives in one partition the thread that reduces it cannot change the rows), and the
 /// runs are merged in row order, at most `fanIn` at a time:
 /// more runs than that are merged in passes, each pass merging groups of `fanIn` runs into one, until one pass can
@@ -40,8 +40,14 @@ final class SpillStore<R: SpillRecord> {
     /// What the reducers of other threads wrote, counted when they are done.
     private var reducedBytes: Int64 = 0
     private var reducedRecords: Int64 = 0
-    /// How many threads `reduce` merges partitions on (each with a share of the budget).
-    var reduceThreads = 1
+    /// How many threads a large spill is written on and `reduce` merges partitions on (each with a share of the
+    /// budget).
+    var threads = 1
+    /// Reducers (a zstd context, scratch, counters each) of the threads a large spill is written on, made with the
+    /// first.
+    private var spillers: [SpillReducer<R>] = []
+    /// Spills of fewer records than this are written on one thread.
+    static var parallelSpillMinimum: Int { 4096 }
     /// How many runs one merge reads at once; nil: from the descriptor limit when the merge starts
     /// (`DescriptorBudget`). Tests set a small one.
     let fanIn: Int?
@@ -79,10 +85,22 @@ final class SpillStore<R: SpillRecord> {
         memoryBytes = 0
     }
 
-    /// Writes `records` (merged by key elsewhere, each key once) to the current segment's partitions.
+    /// Writes `records` (merged by key elsewhere, each key once) to the current segment's partitions: on `threads`
+    /// threads when they are many and held contiguously (each partition's file is the same either way).
     func spill(_ records: some Collection<R>) throws(HistoryError) {
         guard !records.isEmpty else { return }
         try makeDirectory(segment)
+        let workers = max(1, min(threads, Self.partitionCount))
+        if workers > 1 && records.count >= Self.parallelSpillMinimum {
+            let result: Result<Void, HistoryError>? = records.withContiguousStorageIfAvailable { all in
+                do throws(HistoryError) {
+                    return .success(try spill(all, workers: workers))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            if let result { return try result.get() }
+        }
         var writers = [SpillWriter](repeating: SpillWriter(), count: Self.partitionCount)
         for r in records {
             let p = r.partition(Self.partitionCount, seed: 0)
@@ -93,6 +111,37 @@ final class SpillStore<R: SpillRecord> {
             try write(&writers[p], to: try appender(p))
         }
         for a in appenders { try a?.flush() }
+    }
+
+    /// `spill` on `workers` threads: each takes the next partition and writes its records with a reducer of its
+    /// own (its zstd context and scratch) to that partition's file, which no other thread touches.
+    private func spill(_ records: UnsafeBufferPointer<R>, workers: Int) throws(HistoryError) {
+        var shares = [[Int32]](repeating: [], count: Self.partitionCount)
+        for i in records.indices { shares[records[i].partition(Self.partitionCount, seed: 0)].append(Int32(i)) }
+        // Every file is opened here, so that the threads only use what exists.
+        for p in shares.indices where !shares[p].isEmpty { _ = try appender(p) }
+        let files = appenders
+        while spillers.count < workers {
+            spillers.append(SpillReducer(workDirectory: workDirectory, prefix: "s-\(spillers.count)-", budget: budget))
+        }
+        let spillers = Array(self.spillers.prefix(workers))
+        let before = spillers.map { ($0.spilledBytes, $0.spilledRecords) }
+        defer {
+            for (s, b) in zip(spillers, before) {
+                reducedBytes += s.spilledBytes - b.0
+                reducedRecords += s.spilledRecords - b.1
+            }
+        }
+        try reduceInParallel(Self.partitionCount, workers: workers) { w, p throws(HistoryError) in
+            guard let file = files[p], !shares[p].isEmpty else { return }
+            var writer = SpillWriter()
+            for i in shares[p] {
+                spillers[w].frame(records[Int(i)], into: &writer)
+                if writer.bytes.count >= SpillFormat.blockBytes { try spillers[w].write(&writer, to: file) }
+            }
+            try spillers[w].write(&writer, to: file)
+            try file.flush()
+        }
     }
 
     private func appender(_ p: Int) throws(HistoryError) -> SpillAppender {
@@ -161,12 +210,12 @@ final class SpillStore<R: SpillRecord> {
     }
 
     /// Reduces each partition (its files in `folders`, and the records of `all` at its `shares`) into sorted runs,
-    /// on `reduceThreads` threads, each with a reducer and a share of the budget of its own; returns the runs in
+    /// on `threads` threads, each with a reducer and a share of the budget of its own; returns the runs in
     /// partition order. Every thread has returned when this does, whether it throws or not.
     private func reducePartitions(_ folders: [String], all: [R], shares: inout [[Int32]]) throws(HistoryError)
         -> [String]
     {
-        let workers = max(1, min(reduceThreads, Self.partitionCount))
+        let workers = max(1, min(threads, Self.partitionCount))
         // A share is never below the least budget a store takes: smaller, partitions would be split again and
         // again into many small files.
         let share = max(budget / workers, Self.minimumBudget)

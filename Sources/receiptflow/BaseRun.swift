@@ -91,7 +91,7 @@ extension ExportSetup {
     func makeHistoryCollector(resumable: Bool) -> HistoryCollector {
         let chain = (base?.state.header.inputs ?? []) + config.inputs.map(config.sourceName)
         let collector = HistoryCollector(directory: out, inputs: chain, resumable: resumable)
-        collector.reduceThreads = config.threads
+        collector.threads = config.threads
         if let base { collector.continueChain(base.state) }
         return collector
     }

@@ -33,13 +33,13 @@ import Testing
     @Test("a spilling finish on several threads writes the tables of one thread")
     func severalThreadsWriteTheTablesOfOne() throws {
         let batches = Self.batches()
-        let (one, oneDir) = try runHistory(batches, memoryBudget: 1, reduceThreads: 1)
+        let (one, oneDir) = try runHistory(batches, memoryBudget: 1, threads: 1)
         defer { try? FileManager.default.removeItem(atPath: oneDir) }
         #expect(one.result.spilledBytes > 0)
         let ids = Set(Self.receipts().flatMap { $0.entries.map(\.transactionID) })
         #expect(one.purchases.count == ids.count)
         for threads in [2, 3, 8] {
-            let (many, dir) = try runHistory(batches, memoryBudget: 1, reduceThreads: threads)
+            let (many, dir) = try runHistory(batches, memoryBudget: 1, threads: threads)
             defer { try? FileManager.default.removeItem(atPath: dir) }
             #expect(many.result.spilledBytes > 0, "\(threads) threads")
             #expect(many.purchasesCSV == one.purchasesCSV, "\(threads) threads")
@@ -54,7 +54,7 @@ import Testing
         let dir = temporaryDirectory("damaged")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let collector = HistoryCollector(directory: dir, inputs: ["in.ndjson"], resumable: false, memoryBudget: 1)
-        collector.reduceThreads = 4
+        collector.threads = 4
         for (b, input) in Self.batches() { try collector.add(b, input: input) }
         let fm = FileManager.default
         let segment = try #require(

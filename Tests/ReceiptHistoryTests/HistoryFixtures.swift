@@ -139,11 +139,11 @@ func temporaryDirectory(_ name: String) -> String {
 /// Runs the history stage over `batches` (each with its input index) and reads back the CSV tables.
 func runHistory(
     _ batches: [(ColumnBatch, Int)], inputs: [String] = ["in.ndjson"], asOf: Int64? = nil,
-    memoryBudget: Int? = nil, format: OutputFormat = .csv, reduceThreads: Int = 1
+    memoryBudget: Int? = nil, format: OutputFormat = .csv, threads: Int = 1
 ) throws -> (HistoryTables, String) {
     let dir = temporaryDirectory("run")
     let collector = HistoryCollector(directory: dir, inputs: inputs, resumable: false, memoryBudget: memoryBudget)
-    collector.reduceThreads = reduceThreads
+    collector.threads = threads
     for (b, input) in batches { try collector.add(b, input: input) }
     let result = try collector.finish(asOf: asOf, format: format, metadata: RunMetadata())
     collector.removeSpill()

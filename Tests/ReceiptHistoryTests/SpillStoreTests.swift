@@ -63,7 +63,7 @@ struct NumberedRecord: SpillRecord, Equatable {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let store = SpillStore<NumberedRecord>(
             segment: root + "/segment", workDirectory: root + "/work", budget: 1 << 16, fanIn: fanIn)
-        store.reduceThreads = threads
+        store.threads = threads
         for r in adds() { try store.add(r) }
         if let partition {
             // A block header whose record count is zero: the partition's reduce finds the file damaged.
@@ -113,6 +113,42 @@ struct NumberedRecord: SpillRecord, Equatable {
                 #expect(error.path?.hasSuffix("/segment/p-037.run") == true, "\(threads) threads: \(error)")
             }
         }
+    }
+
+    @Test func aLargeSpillOnSeveralThreadsWritesTheFilesOfOneThread() throws {
+        // Distinct keys, more than the least count spilled on several threads.
+        let records = (0..<20_000).map {
+            NumberedRecord(
+                key: Int64($0 * 7_919 % 20_000), count: 1, payload: Array(repeating: UInt8($0 & 0xFF), count: 40))
+        }
+        #expect(records.count >= SpillStore<NumberedRecord>.parallelSpillMinimum)
+        var files: [[String: Data]] = []
+        var spilled: [(Int64, Int64)] = []
+        for threads in [1, 2, 4] {
+            let root = FileManager.default.temporaryDirectory.appendingPathComponent("rf-spill-\(UUID().uuidString)")
+                .path
+            defer { try? FileManager.default.removeItem(atPath: root) }
+            let store = SpillStore<NumberedRecord>(
+                segment: root + "/segment", workDirectory: root + "/work", budget: 1 << 30)
+            store.threads = threads
+            // Twice, so that each partition's file is appended to.
+            try store.spill(records)
+            try store.spill(records[0..<5_000])
+            spilled.append((store.spilledBytes, store.spilledRecords))
+            var byName: [String: Data] = [:]
+            for name in try FileManager.default.contentsOfDirectory(atPath: root + "/segment") {
+                byName[name] = try Data(contentsOf: URL(fileURLWithPath: root + "/segment/" + name))
+            }
+            files.append(byName)
+            var rows: [NumberedRecord] = []
+            try store.reduce { r throws(HistoryError) in rows.append(r) }
+            #expect(rows.count == 20_000, "\(threads) threads")
+            let twice = Set(records[0..<5_000].map(\.key))
+            #expect(rows.allSatisfy { $0.count == (twice.contains($0.key) ? 2 : 1) }, "\(threads) threads")
+        }
+        #expect(files[0].count == SpillStore<NumberedRecord>.partitionCount)
+        #expect(files[1] == files[0] && files[2] == files[0])
+        #expect(spilled[0].1 == 25_000 && spilled[1] == spilled[0] && spilled[2] == spilled[0])
     }
 
     @Test func aStoreThatHasSpilledWritesWhatItHoldsOutBeforeItsReduce() throws {
