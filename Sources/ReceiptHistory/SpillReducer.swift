@@ -111,12 +111,23 @@ final class SpillReducer<R: SpillRecord> {
         }
         let held = Array(table.values)
         table = [:]
+        try writeRun(replacing: files, into: &runs) { w, run throws(HistoryError) in
+            for i in R.rowOrder(held) {
+                frame(held[Int(i)], into: &w)
+                if w.bytes.count >= SpillFormat.blockBytes { try write(&w, to: run) }
+            }
+        }
+    }
+
+    /// Writes one sorted run with `fill` (given the framed records' buffer and the run file), adds it to `runs`,
+    /// and removes the work files among `files`.
+    private func writeRun(
+        replacing files: [String], into runs: inout [String],
+        _ fill: (inout SpillWriter, SpillAppender) throws(HistoryError) -> Void
+    ) throws(HistoryError) {
         let run = try SpillAppender(path: nextWorkName(), codec: try codec(), bufferBytes: 256 << 10)
         var w = SpillWriter()
-        for i in R.rowOrder(held) {
-            frame(held[Int(i)], into: &w)
-            if w.bytes.count >= SpillFormat.blockBytes { try write(&w, to: run) }
-        }
+        try fill(&w, run)
         try write(&w, to: run)
         try run.close(sync: false)
         for f in files where f.hasPrefix(workDirectory) { unlink(f) }
@@ -172,16 +183,12 @@ final class SpillReducer<R: SpillRecord> {
             return try reduceSubpartitions(
                 &overflow, &overflowWriters, replacing: files, seed: seed, depth: depth, into: &runs)
         }
-        let run = try SpillAppender(path: nextWorkName(), codec: try codec(), bufferBytes: 256 << 10)
-        w.bytes.removeAll(keepingCapacity: true)
-        try table.sorted { r throws(HistoryError) in
-            framed(r, into: &w)
-            if w.bytes.count >= SpillFormat.blockBytes { try write(&w, to: run) }
+        try writeRun(replacing: files, into: &runs) { w, run throws(HistoryError) in
+            try table.sorted { r throws(HistoryError) in
+                framed(r, into: &w)
+                if w.bytes.count >= SpillFormat.blockBytes { try write(&w, to: run) }
+            }
         }
-        try write(&w, to: run)
-        try run.close(sync: false)
-        for f in files where f.hasPrefix(workDirectory) { unlink(f) }
-        runs.append(run.path)
     }
 
     /// Closes the sub-partitions a partition was split into, removes the partition's own work files, and reduces

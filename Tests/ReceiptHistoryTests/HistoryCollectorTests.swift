@@ -25,7 +25,7 @@ import Testing
 
     static func batches() -> [(ColumnBatch, Int)] {
         let receipts = Self.receipts()
-        var rng = SplitMix(seed: 7)
+        var rng = Random(seed: 7)
         let order = receipts.shuffled(using: &rng)
         return stride(from: 0, to: order.count, by: 17).map { (batch(Array(order[$0..<min(order.count, $0 + 17)])), 0) }
     }
@@ -73,18 +73,5 @@ import Testing
         collector.removeSpill()
         #expect(!fm.fileExists(atPath: collector.spillRoot))
         #expect(!fm.fileExists(atPath: dir + "/purchases.csv"))
-    }
-}
-
-/// A seeded generator, so that the shuffled batches are the same in every run.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

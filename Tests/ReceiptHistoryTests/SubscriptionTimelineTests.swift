@@ -172,8 +172,8 @@ struct SubscriptionTimelineTests {
     }
 }
 
-/// SplitMix64: a seeded, portable random sequence for the random corpora.
-struct Random {
+/// SplitMix64: a seeded, portable random sequence for the random corpora (and shuffles).
+struct Random: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {
