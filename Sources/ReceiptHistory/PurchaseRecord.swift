@@ -61,7 +61,10 @@ struct PurchaseRecord: Sendable {
     var cancelledAt: Recency? {
         get { overlay?.cancelledAt }
         set {
-            guard let r = newValue else { return clearOverlay(\.cancelledAt) }
+            guard let r = newValue else {
+                if overlay?.cancelledAt != nil { clearOverlay(\.cancelledAt) }
+                return
+            }
             if overlay?.cancelledAt != r { writableOverlay().cancelledAt = r }
         }
     }
@@ -71,7 +74,10 @@ struct PurchaseRecord: Sendable {
     var userAt: Recency? {
         get { overlay?.userAt }
         set {
-            guard let r = newValue else { return clearOverlay(\.userAt) }
+            guard let r = newValue else {
+                if overlay?.userAt != nil { clearOverlay(\.userAt) }
+                return
+            }
             if overlay?.userAt != r { writableOverlay().userAt = r }
         }
     }
@@ -79,7 +85,10 @@ struct PurchaseRecord: Sendable {
     var tokenAt: Recency? {
         get { overlay?.tokenAt }
         set {
-            guard let r = newValue else { return clearOverlay(\.tokenAt) }
+            guard let r = newValue else {
+                if overlay?.tokenAt != nil { clearOverlay(\.tokenAt) }
+                return
+            }
             if overlay?.tokenAt != r { writableOverlay().tokenAt = r }
         }
     }
@@ -253,7 +262,8 @@ struct PurchaseRecord: Sendable {
         (text.capacity == 0 ? 0 : 48 + text.capacity) + (overlay == nil ? 0 : PurchaseOverlay.heapBytes)
     }
 
-    /// Sets the overlay's `field` to nil, dropping the overlay when it then holds nothing.
+    /// Sets the overlay's `field` to nil, dropping the overlay when it then holds nothing. The setters call it only
+    /// when the field is set: forming a key path is a call into the runtime, and most records have no overlay.
     private mutating func clearOverlay(_ field: ReferenceWritableKeyPath<PurchaseOverlay, Recency?>) {
         guard let o = overlay, o[keyPath: field] != nil else { return }
         writableOverlay()[keyPath: field] = nil
