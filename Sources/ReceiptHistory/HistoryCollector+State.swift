@@ -52,8 +52,7 @@ extension HistoryCollector {
                     try purchases.spill(
                         chunk.map { p in
                             var p = p
-                            p.newest.input += shift
-                            p.cancelledAt?.input += shift
+                            p.shiftInputs(by: shift)
                             return p
                         })
                 })

@@ -148,6 +148,24 @@ struct PurchaseRecord: Sendable {
         self.lastSeen = lastSeen
     }
 
+    /// Moves the input index of every recency the record holds by `shift`: a base's records, when its inputs are
+    /// numbered after those of the chains before it.
+    mutating func shiftInputs(by shift: Int64) {
+        newest.input += shift
+        if var r = cancelledAt {
+            r.input += shift
+            cancelledAt = r
+        }
+        if var r = userAt {
+            r.input += shift
+            userAt = r
+        }
+        if var r = tokenAt {
+            r.input += shift
+            tokenAt = r
+        }
+    }
+
     static func recency(_ o: PurchaseOccurrence, input: Int) -> Recency {
         Recency(created: o.created ?? Int64.min, input: Int64(input), line: o.line, entry: o.entry)
     }

@@ -92,6 +92,44 @@ struct HistoryStateTests {
         #expect(header.horizon == day(70))
     }
 
+    /// Merges the states kept in `dirs` as one chain (`mergeChains`, as `receiptflow merge` does); the tables.
+    func merge(_ dirs: [String], inputs: [String], memoryBudget: Int? = nil) throws -> HistoryTables {
+        let dir = temporaryDirectory("merge")
+        let collector = HistoryCollector(directory: dir, inputs: inputs, resumable: false, memoryBudget: memoryBudget)
+        collector.mergeChains(try dirs.map { try state($0) })
+        let result = try collector.finish(asOf: nil, format: .csv, metadata: RunMetadata())
+        collector.removeSpill()
+        let p = try String(contentsOfFile: dir + "/purchases.csv", encoding: .isoLatin1)
+        let s = try String(contentsOfFile: dir + "/subscriptions.csv", encoding: .isoLatin1)
+        return HistoryTables(purchasesCSV: p, subscriptionsCSV: s, result: result)
+    }
+
+    @Test(
+        "merged states are one run over their inputs: a tie on the creation date goes to the later run",
+        arguments: [nil, 65_536])
+    func mergeNumbersEveryRecencyAfterTheChainsBefore(memoryBudget: Int?) throws {
+        var a = Entry(transactionID: "7", purchase: day(1))
+        a.token = "token-a"
+        var b = a
+        b.token = "token-b"
+        // The first run's receipt sits on a later line than the second's: only the input order tells them apart.
+        let first = batch(
+            [Receipt(line: 5, created: day(10), entries: [a], user: "alice", userField: true)], source: "a.ndjson")
+        let second = batch(
+            [Receipt(line: 1, created: day(10), entries: [b], user: "bob", userField: true)], source: "b.ndjson")
+        let inputs = ["a.ndjson", "b.ndjson"]
+        let (one, _) = try run([(first, 0), (second, 1)], inputs: inputs, memoryBudget: memoryBudget)
+        let (_, dir1) = try run([(first, 0)], inputs: ["a.ndjson"], memoryBudget: memoryBudget)
+        let (_, dir2) = try run([(second, 0)], inputs: ["b.ndjson"], memoryBudget: memoryBudget)
+        let merged = try merge([dir1, dir2], inputs: inputs, memoryBudget: memoryBudget)
+        #expect(merged.purchasesCSV == one.purchasesCSV)
+        let p = try #require(merged.purchases.first)
+        #expect(p["user_id"] == "bob")
+        #expect(p["app_account_token"] == "token-b")
+        #expect(p["multiple_user_ids"] == "true")
+        #expect(p["source"] == "b.ndjson")
+    }
+
     @Test("the as-of time of a run on a base defaults to the chain's horizon")
     func horizonSpansTheChain() throws {
         let late = batch([Receipt(line: 1, created: day(90), entries: [Entry(transactionID: "7")])])
