@@ -28,9 +28,16 @@ extension HistoryCollector {
         ownRun = false
     }
 
+    /// Whether the history holds records nobody verified: this run's (`ownRecordsUnverified`) or a base's.
+    public var historyFromUnverifiedRecords: Bool {
+        ownRecordsUnverified || bases.contains { $0.state.header.unverified }
+    }
+
     /// The header of the state this run writes.
     var stateHeader: HistoryStateHeader {
-        HistoryStateHeader(run: runsBefore + (ownRun ? 1 : 0), horizon: horizon, inputs: inputs)
+        HistoryStateHeader(
+            run: runsBefore + (ownRun ? 1 : 0), horizon: horizon, inputs: inputs,
+            unverified: historyFromUnverifiedRecords)
     }
 
     /// Streams the bases' records into the stores: their renewal infos into the renewals, their purchases (each

@@ -61,6 +61,9 @@ public final class HistoryCollector {
     /// The number of runs the bases stand for, and whether this run reads inputs of its own (a merge does not).
     var runsBefore: Int64 = 0
     var ownRun = true
+    /// Whether this run's own records were merged without being verified (`--no-verify`); the state it writes says
+    /// so, and so does every state of a chain that continues it.
+    public var ownRecordsUnverified = false
     /// How many threads a large spill is written on and `finish` reduces spilled partitions on (each with a share
     /// of the memory budget); the tables are the same whatever the number.
     public var threads = 1 {

@@ -13,7 +13,9 @@ import ReceiptSink
 ///
 /// The body's bytes are frames, each a uint32 length and that many bytes:
 ///
-///     header frame: the record layout, the run's number in its chain, its data horizon, the chain's inputs
+///     header frame: the record layout, the run's number in its chain, its data horizon, the chain's inputs,
+///     and whether a run of the chain built its history from records nobody verified (one byte, 1 if so; a
+///     state whose header ends before it says no)
 ///     renewal frames (the newest renewal info per key, in key order), then an empty frame
 ///     purchase frames (the merged purchases, in the row order of `purchases`), then an empty frame
 ///     trailer frame: the number of renewal and purchase records
@@ -47,11 +49,14 @@ public struct HistoryStateHeader: Sendable, Equatable {
     /// The inputs of every run of the chain, in order, as each run named them (the `source` column of a record
     /// whose input index is i is `inputs[i]`).
     public var inputs: [String]
+    /// Whether a run of the chain merged records nobody verified (`--no-verify`) into the history.
+    public var unverified: Bool
 
-    public init(run: Int64, horizon: Int64?, inputs: [String]) {
+    public init(run: Int64, horizon: Int64?, inputs: [String], unverified: Bool = false) {
         self.run = run
         self.horizon = horizon
         self.inputs = inputs
+        self.unverified = unverified
     }
 
     func encode(into w: inout SpillWriter) {
@@ -60,6 +65,7 @@ public struct HistoryStateHeader: Sendable, Equatable {
         w.i64(horizon)
         w.i32(Int32(inputs.count))
         for name in inputs { w.text(Array(name.utf8)) }
+        w.u8(unverified ? 1 : 0)
     }
 
     static func decode(_ bytes: [UInt8], path: String) throws(HistoryStateError) -> HistoryStateHeader {
@@ -74,7 +80,16 @@ public struct HistoryStateHeader: Sendable, Equatable {
                 guard count >= 0 else { throw HistoryError(.spillDamaged, detail: "a negative input count") }
                 var inputs: [String] = []
                 for _ in 0..<count { inputs.append(String(decoding: try r.text(), as: UTF8.self)) }
-                return .success((layout, HistoryStateHeader(run: run, horizon: horizon, inputs: inputs)))
+                var unverified = false
+                if !r.atEnd {
+                    switch try r.u8() {
+                    case 0: break
+                    case 1: unverified = true
+                    default: throw HistoryError(.spillDamaged, detail: "an unknown verification mark")
+                    }
+                }
+                let header = HistoryStateHeader(run: run, horizon: horizon, inputs: inputs, unverified: unverified)
+                return .success((layout, header))
             } catch {
                 return .failure(error)
             }

@@ -18,6 +18,8 @@ public struct RunSummary: Sendable {
     public var base: BaseSummary? = nil
     /// The runs `receiptflow merge` merged, in order.
     public var merged: [BaseSummary]? = nil
+    /// Whether a run this one continued or merged built its history from records nobody verified.
+    public var earlierRunsUnverified = false
 
     public init(result: RunResult, inputs: [String], format: String, verify: Bool, threads: Int) {
         self.result = result
@@ -80,7 +82,7 @@ public struct RunSummary: Sendable {
                 "events": .integer(history.events ?? 0), "daily": .integer(history.daily ?? 0),
                 "spilled_bytes": .integer(history.spilledBytes), "subscriptions_by_state": .object(byState),
             ]
-            object["history_from_unverified_records"] = .bool(!verify)
+            object["history_from_unverified_records"] = .bool(historyFromUnverifiedRecords)
         }
         if let base { object["base"] = base.jsonValue() }
         if let merged { object["merged"] = .array(merged.map { $0.jsonValue() }) }
@@ -92,10 +94,14 @@ public struct RunSummary: Sendable {
         return .object(object)
     }
 
+    /// Whether the history tables hold records nobody verified: this run's (`--no-verify`) or an earlier run's of
+    /// the chain or the merge.
+    public var historyFromUnverifiedRecords: Bool { !verify || earlierRunsUnverified }
+
     /// The line said after the closing line when the history tables were built from records nobody verified
-    /// (`--no-verify`); nil otherwise.
+    /// (`--no-verify` in this run or an earlier one); nil otherwise.
     public var unverifiedHistoryNote: String? {
-        guard history != nil, !verify else { return nil }
+        guard history != nil, historyFromUnverifiedRecords else { return nil }
         return "purchases and subscriptions were built from unverified records (--no-verify): "
             + "anyone could have made them"
     }

@@ -92,6 +92,7 @@ extension ExportSetup {
         let chain = (base?.state.header.inputs ?? []) + config.inputs.map(config.sourceName)
         let collector = HistoryCollector(directory: out, inputs: chain, resumable: resumable)
         collector.threads = config.threads
+        collector.ownRecordsUnverified = !config.verify
         if let base { collector.continueChain(base.state) }
         return collector
     }

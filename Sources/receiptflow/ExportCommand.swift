@@ -231,6 +231,7 @@ private func commitRun(
         threads: config.threads)
     summary.history = history
     summary.base = setup.base?.summary
+    summary.earlierRunsUnverified = setup.base?.state.header.unverified ?? false
     do throws(SinkError) {
         if let (aggregator, metadata) = report {
             try stageReport(aggregator, metadata, setup, summary: summary.encoded(), unit: unit)
@@ -510,6 +511,7 @@ func writeRunSummary(
     summary.parts = parts
     summary.history = history
     summary.base = setup.base?.summary
+    summary.earlierRunsUnverified = setup.base?.state.header.unverified ?? false
     do throws(SummaryError) {
         try summary.write(to: setup.out)
     } catch {

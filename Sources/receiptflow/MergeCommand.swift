@@ -96,6 +96,7 @@ func runMerge(_ argv: [String]) -> Int32 {
     let started = Date()
     var summary = RunSummary(result: RunResult(), inputs: inputs, format: format.rawValue, verify: true, threads: 1)
     summary.merged = runs.map(\.summary)
+    summary.earlierRunsUnverified = runs.contains { $0.state.header.unverified }
     do throws(HistoryError) {
         let r = try collector.finish(asOf: asOf, format: format, metadata: RunMetadata(), unit: unit)
         collector.removeSpill()
@@ -122,6 +123,7 @@ func runMerge(_ argv: [String]) -> Int32 {
         printError(
             "receiptflow merge: \(runs.count) runs: \(h.purchases) purchases, \(h.subscriptions) subscriptions; "
                 + "written to \(out)")
+        if let note = summary.unverifiedHistoryNote { printError("receiptflow merge: \(note)") }
     }
     return 0
 }

@@ -1,8 +1,9 @@
 import Foundation
-import ReceiptHistory
 import ReceiptModel
 import ReceiptSink
 import Testing
+
+@testable import ReceiptHistory
 
 /// The history state a run keeps (`HistoryStateFormat`) and a run continuing it (`continueChain`): the chain's
 /// tables equal one run's over the same inputs in order, and a state that was changed or is not one is refused.
@@ -12,11 +13,12 @@ struct HistoryStateTests {
     /// and the folder (holding the state).
     func run(
         _ batches: [(ColumnBatch, Int)], inputs: [String], base: HistoryStateFile? = nil, asOf: Int64? = nil,
-        memoryBudget: Int? = nil
+        memoryBudget: Int? = nil, unverified: Bool = false
     ) throws -> (HistoryTables, String) {
         let dir = temporaryDirectory("state")
         let chain = (base?.header.inputs ?? []) + inputs
         let collector = HistoryCollector(directory: dir, inputs: chain, resumable: false, memoryBudget: memoryBudget)
+        collector.ownRecordsUnverified = unverified
         if let base { collector.continueChain(base) }
         for (b, input) in batches { try collector.add(b, input: input) }
         let result = try collector.finish(asOf: asOf, format: .csv, metadata: RunMetadata())
@@ -147,6 +149,38 @@ struct HistoryStateTests {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: s.path))
         #expect(s.checksum == bytes.suffix(32).map { String(format: "%02x", $0) }.joined())
         #expect(bytes.prefix(8) == Data("RFHSTATE".utf8))
+    }
+
+    @Test("a state says whether its chain merged unverified records: from that run on, and through a merge")
+    func unverifiedMarkFollowsTheChain() throws {
+        let (_, plain) = try run([(first, 0)], inputs: ["day1.ndjson"])
+        let (_, unverified) = try run([(first, 0)], inputs: ["day1.ndjson"], unverified: true)
+        #expect(try state(plain).header.unverified == false)
+        #expect(try state(unverified).header.unverified == true)
+        let (_, onPlain) = try run([(second, 0)], inputs: ["day2.ndjson"], base: try state(plain))
+        let (_, onUnverified) = try run([(second, 0)], inputs: ["day2.ndjson"], base: try state(unverified))
+        #expect(try state(onPlain).header.unverified == false)
+        #expect(try state(onUnverified).header.unverified == true)
+        for (dirs, expected) in [([plain, onPlain], false), ([plain, unverified], true)] {
+            let collector = HistoryCollector(
+                directory: temporaryDirectory("merge"), inputs: [], resumable: false)
+            collector.mergeChains(try dirs.map { try state($0) })
+            #expect(collector.historyFromUnverifiedRecords == expected)
+        }
+    }
+
+    @Test("a header that ends before the verification mark says verified; a mark other than 0 or 1 is refused")
+    func verificationMarkIsOptionalAndChecked() throws {
+        let header = HistoryStateHeader(run: 3, horizon: day(4), inputs: ["a", "b"], unverified: true)
+        var w = SpillWriter()
+        header.encode(into: &w)
+        #expect(try HistoryStateHeader.decode(w.bytes, path: "s") == header)
+        var older = header
+        older.unverified = false
+        #expect(try HistoryStateHeader.decode(Array(w.bytes.dropLast()), path: "s") == older)
+        var odd = w.bytes
+        odd[odd.count - 1] = 2
+        #expect(throws: HistoryStateError.self) { try HistoryStateHeader.decode(odd, path: "s") }
     }
 
     func damaged(_ change: (inout [UInt8]) -> Void) throws -> HistoryStateError.Code? {

@@ -360,3 +360,35 @@ def test_resume_on_another_base_is_refused(receiptflow, corpus, day0):
     res = _run(receiptflow, corpus, corpus["days"][1], out, "--format", "csv", "--base", str(day0), "--resume",
                check=False)
     assert res.returncode == 0, res.stderr.decode()
+
+
+def test_history_over_an_unverified_run_says_so_on_every_run_after_it(receiptflow, corpus, day0):
+    """A run with --no-verify marks its state; a verified run on it, a run on that one and a merge with it all say
+    that their history holds records nobody verified (summary.json and standard error); a verified chain does not."""
+    unverified = _fresh(corpus, "unverified-0")
+    _run(receiptflow, corpus, corpus["days"][0], unverified, "--format", "csv", "--no-verify")
+    on = _fresh(corpus, "unverified-1")
+    res = subprocess.run([receiptflow, "export", *corpus["days"][1], *corpus["anchors"], "--out", str(on),
+                          "--format", "csv", "--base", str(unverified)], capture_output=True, check=False)
+    assert res.returncode == 0, res.stderr.decode()
+    assert b"built from unverified records" in res.stderr
+    after = _fresh(corpus, "unverified-2")
+    _run(receiptflow, corpus, corpus["days"][2], after, "--format", "csv", "--base", str(on))
+    merged = _fresh(corpus, "unverified-merged")
+    res = subprocess.run([receiptflow, "merge", str(day0), str(unverified), "--out", str(merged), "--format", "csv"],
+                         capture_output=True, check=False)
+    assert res.returncode == 0, res.stderr.decode()
+    assert b"built from unverified records" in res.stderr
+    for out in (unverified, on, after, merged):
+        assert json.loads((out / "summary.json").read_text())["history_from_unverified_records"] is True, out
+    verified = _fresh(corpus, "verified-1")
+    res = subprocess.run([receiptflow, "export", *corpus["days"][1], *corpus["anchors"], "--out", str(verified),
+                          "--format", "csv", "--base", str(day0)], capture_output=True, check=False)
+    assert res.returncode == 0, res.stderr.decode()
+    assert b"unverified" not in res.stderr
+    clean = _fresh(corpus, "verified-merged")
+    res = subprocess.run([receiptflow, "merge", str(day0), str(verified), "--out", str(clean), "--format", "csv",
+                          "--quiet"], capture_output=True, check=False)
+    assert res.returncode == 0, res.stderr.decode()
+    for out in (day0, verified, clean):
+        assert json.loads((out / "summary.json").read_text())["history_from_unverified_records"] is False, out
