@@ -211,7 +211,9 @@ def test_killed_task_is_retried_and_rows_equal_a_single_machine_run(tmp_path):
             assert g == w, f"{table} row {i}"
     assert_history_tables_equal(out, tmp_path / "reference")
     with open(out / "summary.json") as fh:
-        assert json.load(fh)["as_of"] == ref.format_time(ref.parse_time(AS_OF))
+        summary = json.load(fh)
+    assert summary["as_of"] == ref.format_time(ref.parse_time(AS_OF))
+    assert summary["history_from_unverified_records"] is False
     assert {r["source"] for r in receipts} == set(inputs)
 
     # No task left its scratch directory behind, killed attempt included.
@@ -230,5 +232,6 @@ def test_killed_task_is_retried_and_rows_equal_a_single_machine_run(tmp_path):
     with open(out / "summary.json") as fh:
         summary = json.load(fh)
     assert summary["history"] is False and summary["records"] == len(receipts)
+    assert summary["history_from_unverified_records"] is None
     for table in history_tables:
         assert not (out / table).exists(), table

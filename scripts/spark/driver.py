@@ -994,7 +994,8 @@ def commit_history_tables(spark, merged, base, overwrite):
 def write_history(spark, records, files, cfg, base):
     """Gathers the tasks' history states, merges them in input order with `receiptflow merge` (the engine's own
     rules, the same code as a single-machine export) and commits the tables it wrote. Returns (the as-of time as
-    receiptflow wrote it, {table: rows}, seconds spent merging)."""
+    receiptflow wrote it, {table: rows}, seconds spent merging, whether the history holds records nobody
+    verified)."""
     binary = resolve_binary(cfg.binary)
     folder = tempfile.mkdtemp(prefix="receiptflow-merge-", dir=scratch_root())
     try:
@@ -1007,9 +1008,10 @@ def write_history(spark, records, files, cfg, base):
         merged = run_merge(binary, runs, os.path.join(folder, "merged"), as_of_text)
         seconds = time.monotonic() - started
         with open(os.path.join(merged, "summary.json")) as fh:
-            as_of = json.load(fh).get("as_of")
+            merged_summary = json.load(fh)
         written = commit_history_tables(spark, merged, base, cfg.overwrite)
-        return as_of, written, seconds
+        return (merged_summary.get("as_of"), written, seconds,
+                merged_summary.get("history_from_unverified_records"))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -1055,9 +1057,9 @@ def run(spark, cfg):
     records.select(F.explode(NESTED).alias("t")).select("t.*").write.mode(mode).parquet(base + "/transactions")
     records.select(F.explode(NESTED_RENEWALS).alias("r")).select("r.*").write.mode(mode).parquet(base + "/renewals")
 
-    as_of, history_rows, merge_seconds = None, {}, None
+    as_of, history_rows, merge_seconds, unverified = None, {}, None, None
     if cfg.history:
-        as_of, history_rows, merge_seconds = write_history(spark, kept, files, cfg, base)
+        as_of, history_rows, merge_seconds, unverified = write_history(spark, kept, files, cfg, base)
 
     counts = records.groupBy("status", "error_code").agg(
         F.count(F.lit(1)).alias("n"), F.sum(F.size(NESTED)).alias("t")
@@ -1087,6 +1089,7 @@ def run(spark, cfg):
         "history": cfg.history,
         "as_of": as_of,
         "history_rows": history_rows,
+        "history_from_unverified_records": unverified,
         "merge_seconds": None if merge_seconds is None else round(merge_seconds, 3),
         "elapsed_seconds": round(time.time() - started, 3),
     }
@@ -1127,6 +1130,9 @@ def main(argv):
         f"{summary['elapsed_seconds']} s -> {cfg.output}",
         file=sys.stderr,
     )
+    if summary["history_from_unverified_records"]:
+        print("receiptflow on Spark: purchases and subscriptions were built from unverified records (--no-verify): "
+              "anyone could have made them", file=sys.stderr)
     return 0
 
 
