@@ -8,7 +8,9 @@ import Testing
 /// Loading `--trust-anchor` files: DER and PEM, fingerprints, Apple recognition, and errors that say what to do.
 struct TrustAnchorsTests {
     static func temporaryFile(_ name: String, _ bytes: [UInt8]) throws -> String {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("receiptflow-anchors-\(getpid())")
+        // A folder per file: tests run in parallel, and two of them may write a file of the same name.
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "receiptflow-anchors-\(getpid())-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let url = dir.appendingPathComponent(name)
         try Data(bytes).write(to: url)
