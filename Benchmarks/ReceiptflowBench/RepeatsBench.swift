@@ -14,35 +14,15 @@ let repeatsUsage = """
     shuffled (N/4 distinct receipts), and a corpus of N distinct receipts (default N = 20000, R = 5 pairs; both
     made once in DIR, default bench-out, from the test CA, 5% bad records).
     ratios.repeated_over_distinct_records_per_cpu_second is the median over the pairs of records per CPU second
-    of the repeated corpus over the distinct one. --check reads the "repeats" section of a thresholds file.
+    of the repeated corpus over the distinct one, with the default export (history on);
+    ratios.no_history_repeated_over_distinct_records_per_cpu_second the same with --no-history, each pair run
+    right after the default export's. --check reads the "repeats" section of a thresholds file.
     """
-
-/// One end-to-end run over an NDJSON file: records and the process CPU time they took.
-private func runRepeatsEndToEnd(path: String, anchors: TrustAnchors, threads: Int, outDir: String) throws -> (
-    records: Int, cpuSeconds: Double, wallSeconds: Double
-) {
-    // A fresh cache per run: no run reuses what another verified.
-    let cache = ChainCache(anchors: anchors)
-    var config = PipelineConfig()
-    config.inputs = [path]
-    config.threads = threads
-    config.verify = true
-    try? FileManager.default.removeItem(atPath: outDir)
-    let sink = try makeSink(format: .parquet, directory: outDir, metadata: RunMetadata())
-    let pipeline = ExportPipeline(config: config, sink: sink, cache: cache)
-    let c0 = Measure.processCPU()
-    let t0 = Measure.wall()
-    let outcome = pipeline.run()
-    let wall = Measure.wall() - t0
-    let cpu = Measure.processCPU() - c0
-    guard case .completed(let r) = outcome else { throw BenchError("the repeats run did not complete: \(outcome)") }
-    return (r.counts.records, cpu, wall)
-}
 
 /// Writes the two corpora (when absent): `count` distinct records, and the first `count / 4` of them four times
 /// each in a shuffled order. Returns their paths.
 private func prepareRepeatCorpora(directory: String, count: Int, seed: UInt64) throws -> (
-    distinct: String, repeated: String, rootDER: [UInt8]
+    distinct: Corpus, repeated: Corpus
 ) {
     let fm = FileManager.default
     try fm.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -71,7 +51,12 @@ private func prepareRepeatCorpora(directory: String, count: Int, seed: UInt64) t
         try write(distinct, Array(0..<count))
         try write(repeated, order)
     }
-    return (distinct, repeated, pki.root.der)
+    func corpus(_ path: String) -> Corpus {
+        Corpus(
+            path: path, rootPEM: "", rootDER: pki.root.der, pki: pki, count: count, seed: seed, badFraction: 0.05,
+            compressedBytes: 0, generatedSeconds: nil)
+    }
+    return (corpus(distinct), corpus(repeated))
 }
 
 /// Lines written by concurrent generator threads, one slot each.
@@ -116,39 +101,53 @@ func runRepeatsBenchmark(_ args: [String]) -> Int32 {
             i += 1
         }
         let corpora = try prepareRepeatCorpora(directory: out, count: count, seed: seed)
-        let anchors = try TrustAnchors(certificates: [(source: "bench-test-root", bytes: corpora.rootDER)])
         let dir = out + "/repeats-parquet"
-        var ratios: [Double] = []
-        var distinctRates: [Double] = []
-        var repeatedRates: [Double] = []
-        // A warm-up pair, not counted: the first runs of a process pay for its allocator's and caches' growth.
-        _ = try runRepeatsEndToEnd(path: corpora.distinct, anchors: anchors, threads: threads, outDir: dir)
-        _ = try runRepeatsEndToEnd(path: corpora.repeated, anchors: anchors, threads: threads, outDir: dir)
-        for _ in 0..<max(repeats, 1) {
-            let d = try runRepeatsEndToEnd(path: corpora.distinct, anchors: anchors, threads: threads, outDir: dir)
-            let r = try runRepeatsEndToEnd(path: corpora.repeated, anchors: anchors, threads: threads, outDir: dir)
+        /// One pair: the distinct corpus, then the repeated one; records per CPU second of each.
+        func pair(history: Bool) throws -> (distinct: Double, repeated: Double) {
+            // Each run verifies with a fresh chain cache: no run reuses what another verified.
+            let d = try runHistoryEndToEnd(corpora.distinct, threads: threads, outDir: dir, copies: 1, history: history)
+            let r = try runHistoryEndToEnd(corpora.repeated, threads: threads, outDir: dir, copies: 1, history: history)
             guard d.records == r.records else {
                 throw BenchError("the corpora hold \(d.records) and \(r.records) records; they must be the same")
             }
-            let dRate = Double(d.records) / d.cpuSeconds
-            let rRate = Double(r.records) / r.cpuSeconds
-            distinctRates.append(dRate)
-            repeatedRates.append(rRate)
-            ratios.append(rRate / dRate)
+            return (Double(d.records) / d.cpuSeconds, Double(r.records) / r.cpuSeconds)
+        }
+        var ratios: [Double] = []
+        var offRatios: [Double] = []
+        var distinctRates: [Double] = []
+        var repeatedRates: [Double] = []
+        // A warm-up pair, not counted: the first runs of a process pay for its allocator's and caches' growth.
+        _ = try pair(history: true)
+        for _ in 0..<max(repeats, 1) {
+            let on = try pair(history: true)
+            let off = try pair(history: false)
+            distinctRates.append(on.distinct)
+            repeatedRates.append(on.repeated)
+            ratios.append(on.repeated / on.distinct)
+            offRatios.append(off.repeated / off.distinct)
             print(
                 String(
-                    format: "repeats: distinct %.0f records/CPU s, repeated x4 %.0f records/CPU s, ratio %.3f",
-                    dRate, rRate, rRate / dRate))
+                    format: "repeats: distinct %.0f records/CPU s, repeated x4 %.0f records/CPU s, ratio %.3f "
+                        + "(--no-history: %.0f, %.0f, ratio %.3f)",
+                    on.distinct, on.repeated, on.repeated / on.distinct, off.distinct, off.repeated,
+                    off.repeated / off.distinct))
         }
         try? FileManager.default.removeItem(atPath: dir)
         let report: [String: Any] = [
             "records": count, "threads": threads,
-            "ratios": ["repeated_over_distinct_records_per_cpu_second": BenchReport.median(ratios)],
+            "ratios": [
+                "repeated_over_distinct_records_per_cpu_second": BenchReport.median(ratios),
+                "no_history_repeated_over_distinct_records_per_cpu_second": BenchReport.median(offRatios),
+            ],
             "distinct_records_per_cpu_second": BenchReport.median(distinctRates),
             "repeated_records_per_cpu_second": BenchReport.median(repeatedRates),
             "ratio_runs": ratios,
+            "no_history_ratio_runs": offRatios,
         ]
-        print(String(format: "repeats: median ratio %.3f over %d pairs", BenchReport.median(ratios), ratios.count))
+        print(
+            String(
+                format: "repeats: median ratio %.3f over %d pairs (--no-history: %.3f)", BenchReport.median(ratios),
+                ratios.count, BenchReport.median(offRatios)))
         if let json {
             let data = try JSONSerialization.data(
                 withJSONObject: ["repeats": report], options: [.prettyPrinted, .sortedKeys])
