@@ -5,12 +5,13 @@ import ReceiptVerify
 
 /// Appends the rows of a line holding JWS (docs/jws.md): one `receipts` row per JWS, nested ones included, with
 /// its `jws_index` in the line; a `transactions` row per valid JWS transaction; and with `--format ndjson` one
-/// object per receipts row; a `renewals` row per valid JWS renewal info. The run's policies (the list receipts go
-/// through) judge every decoded JWS. Beside the rows, from the same values, the history's purchase occurrences
-/// and counting renewal infos (`HistoryFeed`).
+/// object per receipts row; a `renewals` row per valid JWS renewal info. Each JWS goes through named steps: decoded
+/// and verified (`JWSEvaluator`), judged by the run's policies (`JWSJudge`, the list receipts go through), hashed,
+/// then its rows; beside the rows, from the same values, the history's purchase occurrences and counting renewal
+/// infos (`HistoryFeed`).
 struct JWSRowAppender {
     let evaluator: JWSEvaluator
-    let policies: [any RecordPolicy]
+    let judge: JWSJudge
     let renderNDJSON: Bool
     let hasher = ContentHasher()
 
@@ -55,11 +56,11 @@ struct JWSRowAppender {
         _ ctx: RowContext, text: String?, _ verdict: JWSVerdict, index: Int32, inherited: JWSFields?,
         entry: inout Int64, into out: inout ColumnBatch, _ counts: inout BatchCounts
     ) {
-        var v = verdict
+        let judged = judge.judge(verdict, inherited: inherited)
+        let v = judged.verdict
         let f = v.fields
-        let environment = Self.environment(f) ?? inherited?.string("environment")
-        let bundle = Self.bundleID(f) ?? inherited?.string("bundleId")
-        if v.code == nil { applyPolicies(environment: environment, bundle: bundle, &v) }
+        let environment = judged.environment
+        let bundle = judged.bundle
         var digest: String? = nil
         if var t = text {
             digest = t.withUTF8 { hasher.sha256(UnsafeRawBufferPointer($0)).hex }
@@ -83,51 +84,9 @@ struct JWSRowAppender {
         if renderNDJSON { appendNDJSON(ctx, v, environment: environment, index: index, into: &out.ndjson) }
     }
 
-    /// The run's policies on a decoded JWS, through the same list and `Verdict` as receipts; a rejection is kept
-    /// unless verification already rejected the JWS.
-    private func applyPolicies(environment: String?, bundle: String?, _ v: inout JWSVerdict) {
-        let app = v.kind == .appTransaction
-        let version = app ? v.fields?.string("applicationVersion") : nil
-        var verdict = Verdict()
-        Self.withBytes(bundle) { bundle in
-            Self.withBytes(version) { version in
-                let input = PolicyInput(
-                    jwsEnvironment: RecordEnvironment(environment), bundleID: bundle, describesApp: app,
-                    applicationVersion: version, trust: v.trust)
-                policies.apply(to: input, &verdict)
-            }
-        }
-        // Fail closed: a JWS whose signature was left unchecked is rejected even by a list without trust policies.
-        if verdict.code == nil, v.trust != nil, !v.verified {
-            verdict.reject(.untrustedChain, .notAuthenticated, .text(ReceiptEvaluator.unchecked, at: -1))
-        }
-        if let code = verdict.code {
-            v.reject(code, verdict.status, verdict.detail.text(code: code) ?? code.rawValue)
-        }
-    }
-
-    /// Calls `body` with the UTF-8 bytes of `s`, or nil when `s` is nil.
-    private static func withBytes<R>(_ s: String?, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
-        guard var s else { return body(nil) }
-        return s.withUTF8 { body(UnsafeRawBufferPointer($0)) }
-    }
-
     /// The record kind column's value: `jws_<kind>`, or `jws` when the JWS could not be decoded.
     static func recordKind(_ v: JWSVerdict) -> String {
         v.fields == nil ? "jws" : "jws_\(v.kind.rawValue)"
-    }
-
-    /// The environment a payload names: `environment` (transactions, renewals), a notification's
-    /// `data.environment`, or an app transaction's `receiptType`.
-    static func environment(_ f: JWSFields?) -> String? {
-        guard let f else { return nil }
-        return f.string("environment") ?? f.object("data")?.string("environment") ?? f.string("receiptType")
-    }
-
-    /// The bundle id a payload names: `bundleId`, or a notification's `data.bundleId`.
-    static func bundleID(_ f: JWSFields?) -> String? {
-        guard let f else { return nil }
-        return f.string("bundleId") ?? f.object("data")?.string("bundleId")
     }
 
     private func appendReceipt(

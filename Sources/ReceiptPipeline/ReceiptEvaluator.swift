@@ -71,11 +71,7 @@ public final class ReceiptEvaluator {
             let input = PolicyInput(
                 receipt: payload, fields: parser.fields, device: device, hasher: hasher, trust: trust)
             policies.apply(to: input, &verdict)
-            // Fail closed: a receipt whose signature was left unchecked is rejected even by a list without trust
-            // policies.
-            if verifier != nil, verdict.code == nil, !verdict.verified {
-                verdict.reject(.untrustedChain, .notAuthenticated, .text(Self.unchecked, at: -1))
-            }
+            verdict.failClosed(verifying: verifier != nil, signatureVerified: verdict.verified)
             return verdict
         }
     }
@@ -102,9 +98,6 @@ public final class ReceiptEvaluator {
         }
         return outcome.trust
     }
-
-    /// The detail of a record whose signature was left unchecked (its chain fails) and that no policy rejected.
-    static let unchecked: StaticString = "the signature was not checked: the chain fails its trust policies"
 
     /// With `--no-verify`: the hex SHA-256 of the embedded certificate the SignerInfo names, found by issuer and
     /// serial number, without checking anything.

@@ -39,7 +39,7 @@ public final class RecordProcessor {
         jws = JWSRowAppender(
             evaluator: JWSEvaluator(
                 verifier: config.verify ? cache.map { JWSVerifier(anchors: $0.anchors) } : nil, trust: []),
-            policies: config.policies, renderNDJSON: config.renderNDJSON)
+            judge: JWSJudge(policies: config.policies), renderNDJSON: config.renderNDJSON)
         decoded = .allocate(byteCount: Base64.maxDecodedCount(maxRecord), alignment: 16)
         idScratch = .allocate(byteCount: max(maxRecord, 1), alignment: 16)
     }

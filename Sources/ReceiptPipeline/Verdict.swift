@@ -33,4 +33,16 @@ public struct Verdict: Sendable {
         detail = d
         verified = false
     }
+
+    /// Fails closed, for receipts and JWS alike: when the run verifies, a record whose signature was left unchecked
+    /// (its chain fails the trust policies) is rejected even by a policy list without trust policies, unless a
+    /// policy rejected it already.
+    mutating func failClosed(verifying: Bool, signatureVerified: Bool) {
+        if verifying, code == nil, !signatureVerified {
+            reject(.untrustedChain, .notAuthenticated, .text(Self.unchecked, at: -1))
+        }
+    }
+
+    /// The detail of a record whose signature was left unchecked (its chain fails) and that no policy rejected.
+    static let unchecked: StaticString = "the signature was not checked: the chain fails its trust policies"
 }
