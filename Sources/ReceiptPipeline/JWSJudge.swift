@@ -3,8 +3,8 @@ import ReceiptModel
 
 /// The judging step of a JWS, after `JWSEvaluator` decoded and verified it: the environment and bundle id it is
 /// judged by (its own, else those of the notification that carried it), then the run's policies, the same list and
-/// `Verdict` receipts go through, then the same fail-closed rule (`Verdict.failClosed`). A JWS that verification
-/// rejected keeps that verdict.
+/// `Verdict` receipts go through, in the same judging step (`judge` on the policy list: the policies, then the
+/// fail-closed rule). A JWS that verification rejected keeps that verdict.
 struct JWSJudge {
     let policies: [any RecordPolicy]
 
@@ -35,10 +35,10 @@ struct JWSJudge {
                 let input = PolicyInput(
                     jwsEnvironment: RecordEnvironment(j.environment), bundleID: bundle, describesApp: app,
                     applicationVersion: version, trust: j.verdict.trust)
-                policies.apply(to: input, &verdict)
+                policies.judge(
+                    input, verifying: j.verdict.trust != nil, signatureVerified: j.verdict.verified, &verdict)
             }
         }
-        verdict.failClosed(verifying: j.verdict.trust != nil, signatureVerified: j.verdict.verified)
         if let code = verdict.code {
             j.verdict.reject(code, verdict.status, verdict.detail.text(code: code) ?? code.rawValue)
         }

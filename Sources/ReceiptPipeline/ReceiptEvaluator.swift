@@ -70,8 +70,7 @@ public final class ReceiptEvaluator {
             let trust = verify(der, parser, payload, receiptDigest, &verdict)
             let input = PolicyInput(
                 receipt: payload, fields: parser.fields, device: device, hasher: hasher, trust: trust)
-            policies.apply(to: input, &verdict)
-            verdict.failClosed(verifying: verifier != nil, signatureVerified: verdict.verified)
+            policies.judge(input, verifying: verifier != nil, signatureVerified: verdict.verified, &verdict)
             return verdict
         }
     }

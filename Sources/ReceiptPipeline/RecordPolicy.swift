@@ -92,6 +92,14 @@ extension Array where Element == any RecordPolicy {
     public func apply(to record: PolicyInput, _ verdict: inout Verdict) {
         for policy in self { policy.apply(to: record, &verdict) }
     }
+
+    /// The judging step of every record, receipt or JWS: the policies in order (`apply(to:_:)`), then the one
+    /// fail-closed rule (`Verdict.failClosed`). `verifying` says whether the run checks signatures, and
+    /// `signatureVerified` whether this record's was checked and good.
+    func judge(_ record: PolicyInput, verifying: Bool, signatureVerified: Bool, _ verdict: inout Verdict) {
+        apply(to: record, &verdict)
+        verdict.failClosed(verifying: verifying, signatureVerified: signatureVerified)
+    }
 }
 
 extension PipelineConfig {

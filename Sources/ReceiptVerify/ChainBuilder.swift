@@ -9,10 +9,24 @@ enum ChainBuilder {
     static let receiptSigningOID = "1.2.840.113635.100.6.11.1"
     static let intermediateOID = "1.2.840.113635.100.6.2.1"
 
-    static func build(
-        id: UInt64, key chainKey: SHA256Digest, der: UnsafeRawBufferPointer, certificates: [Range<Int>],
-        issuer: Range<Int>, serial: Range<Int>, anchors: TrustAnchors
-    ) -> ChainEntry {
+    /// What a chain's entry is built from: a receipt's certificates and signer identifier (ranges inside `der`, all
+    /// checked by the caller to lie inside it) and the anchors to judge them against.
+    struct Request {
+        var id: UInt64
+        var key: SHA256Digest
+        var der: UnsafeRawBufferPointer
+        var certificates: [Range<Int>]
+        var issuer: Range<Int>
+        var serial: Range<Int>
+        var anchors: TrustAnchors
+    }
+
+    /// Makes a chain's entry: `build(_:)`, or a stand-in in tests.
+    typealias Build = @Sendable (Request) -> ChainEntry
+
+    static func build(_ request: Request) -> ChainEntry {
+        let (id, chainKey, der, certificates) = (request.id, request.key, request.der, request.certificates)
+        let (issuer, serial, anchors) = (request.issuer, request.serial, request.anchors)
         var bytes: [UInt8] = []
         var ends: [Int] = []
         for r in certificates {

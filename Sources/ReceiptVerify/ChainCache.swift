@@ -21,6 +21,8 @@ public final class ChainCache: @unchecked Sendable {
     let signatures: ReceiptVerdicts
 
     private let chains: DigestKeyedCache<ChainEntry>
+    /// Builds the entry of a chain not yet held: `ChainBuilder.build`, replaced only by tests.
+    private let build: ChainBuilder.Build
     private let hitCount = Atomic<Int>(0)
     private let missCount = Atomic<Int>(0)
     private let nextID = Atomic<UInt64>(1)
@@ -28,13 +30,21 @@ public final class ChainCache: @unchecked Sendable {
     /// - Parameters:
     ///   - capacity: the most distinct chains held (each a signer identifier and its certificates).
     ///   - receiptVerdicts: the most verdicts on whole receipts held.
-    public init(
+    public convenience init(
         anchors: TrustAnchors, capacity: Int = 4096, receiptVerdicts: Int = ReceiptVerdicts.defaultCapacity
+    ) {
+        self.init(anchors: anchors, capacity: capacity, receiptVerdicts: receiptVerdicts, build: ChainBuilder.build)
+    }
+
+    /// - Parameter build: makes the entry of a chain not yet held.
+    init(
+        anchors: TrustAnchors, capacity: Int, receiptVerdicts: Int, build: @escaping ChainBuilder.Build
     ) {
         self.anchors = anchors
         chains = DigestKeyedCache(capacity: capacity, shards: capacity >= 256 ? 16 : 1)
         self.capacity = chains.capacity
         signatures = ReceiptVerdicts(capacity: receiptVerdicts)
+        self.build = build
     }
 
     /// Receipts whose chain verdict came from the cache (or from a worker's own recent chains).
@@ -63,9 +73,10 @@ public final class ChainCache: @unchecked Sendable {
             return e
         }
         missCount.wrappingAdd(1, ordering: .relaxed)
-        let built = ChainBuilder.build(
-            id: nextID.wrappingAdd(1, ordering: .relaxed).oldValue, key: key, der: der, certificates: certs,
-            issuer: issuer, serial: serial, anchors: anchors)
+        let built = build(
+            ChainBuilder.Request(
+                id: nextID.wrappingAdd(1, ordering: .relaxed).oldValue, key: key, der: der, certificates: certs,
+                issuer: issuer, serial: serial, anchors: anchors))
         return chains.insert(built, for: key)
     }
 }

@@ -127,6 +127,36 @@ struct ChainCacheTests {
         #expect(cache.count == 7)
     }
 
+    @Test func aChainBeingVerifiedDoesNotHoldUpAnotherChain() throws {
+        let slow = try TestCA.receipt()
+        let other = try TestCA.receipt(.foreignCA)
+        let expected = try other.verify(with: try TestCA.verifier()).error
+        #expect(expected != nil)
+        let slowCertificate = Array(slow.der[slow.container.certificates[0]])
+        let otherDone = DispatchSemaphore(value: 0)
+        let slowStarted = DispatchSemaphore(value: 0)
+        let otherFinishedDuringSlowMiss = Flag()
+        let cache = ChainCache(anchors: try TestCA.anchors(), capacity: 16, receiptVerdicts: 16) { request in
+            let first = request.certificates.first.map { Array(request.der[$0]) }
+            if first == slowCertificate {
+                slowStarted.signal()
+                // Held until the other chain's verification has finished (or 20 s have passed, if it is blocked).
+                otherFinishedDuringSlowMiss.set(otherDone.wait(timeout: .now() + 20) == .success)
+            }
+            return ChainBuilder.build(request)
+        }
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) {
+            #expect(slow.verify(with: ReceiptVerifier(cache: cache)).verified)
+        }
+        slowStarted.wait()
+        #expect(other.verify(with: ReceiptVerifier(cache: cache)).error == expected)
+        otherDone.signal()
+        group.wait()
+        #expect(otherFinishedDuringSlowMiss.value)
+        #expect(cache.misses == 2)
+    }
+
     @Test func aChainKnownToFailIsRejectedBeforeItsSignatureIsChecked() throws {
         let verifier = try TestCA.verifier()
         // Both the chain and the signature are wrong: the chain's cached failure is what the receipt gets.

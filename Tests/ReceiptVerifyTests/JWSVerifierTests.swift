@@ -61,11 +61,3 @@ struct JWSVerifierTests {
         #expect(otherFinishedDuringSlowMiss.value)
     }
 }
-
-/// A boolean set by one thread and read by another.
-private final class Flag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var held = false
-    var value: Bool { lock.withLock { held } }
-    func set(_ v: Bool) { lock.withLock { held = v } }
-}

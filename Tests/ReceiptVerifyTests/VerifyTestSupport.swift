@@ -93,3 +93,11 @@ enum TestCA {
         return try ParsedReceipt(der)
     }
 }
+
+/// A boolean set by one thread and read by another.
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var held = false
+    var value: Bool { lock.withLock { held } }
+    func set(_ v: Bool) { lock.withLock { held = v } }
+}
