@@ -203,6 +203,5 @@ private func lowerBound(_ a: [Int], _ x: Int) -> Int {
 
 /// The `daily` product a period is counted under.
 func product(_ p: PeriodRecord) -> DailyProduct {
-    DailyProduct(
-        environment: p.key.subscription.environment, bundleID: p.key.subscription.bundleID, productID: p.productID)
+    DailyProduct(environment: p.environment, bundleID: p.bytes(p.bundleID), productID: p.bytes(p.productID))
 }

@@ -2,33 +2,39 @@ import ReceiptModel
 
 extension HistoryTableBuffer {
     /// Appends the `events` row of `event`, one of the events of the subscription whose periods are `periods` and
-    /// whose user id is `user`.
-    mutating func append(event e: SubscriptionEvent, of periods: [PeriodRecord], user: [UInt8]?) throws(HistoryError) {
+    /// whose user id is that of period `user`.
+    mutating func append(event e: SubscriptionEvent, of periods: [PeriodRecord], user: Int?) throws(HistoryError) {
         typealias C = EventsColumns
-        // The periods are read in place (a copy of a period would retain each of its byte strings).
+        // The periods are read in place (a copy of a period would retain its text).
         periods.withUnsafeBufferPointer { periods in
             let p = periods.baseAddress! + e.period
             table.appendRow { w in
-                w.string(C.environment, name(p.pointee.key.subscription.environment))
-                text(&w, C.bundleID, p.pointee.key.subscription.bundleID)
-                text(&w, C.originalTransactionID, p.pointee.key.subscription.originalTransactionID)
+                w.string(C.environment, name(p.pointee.environment))
+                p.pointee.text.withUnsafeBytes { t in
+                    w.string(C.bundleID, t.span(p.pointee.bundleID))
+                    w.string(C.originalTransactionID, t.span(p.pointee.originalTransactionID))
+                    w.string(C.transactionID, t.span(p.pointee.transactionID))
+                    w.string(C.productID, t.span(p.pointee.productID))
+                }
                 w.int64(C.eventDate, e.date)
                 w.string(C.event, e.kind.staticName)
-                text(&w, C.transactionID, p.pointee.key.order.transactionID)
-                text(&w, C.productID, p.pointee.productID)
                 if let q = e.previousPeriod {
-                    text(&w, C.previousProductID, periods[q].productID)
+                    periodText(&w, C.previousProductID, periods.baseAddress! + q, periods[q].productID)
                 } else {
                     w.null(string: C.previousProductID)
                 }
-                if e.withOffer, let offer = offerStaticName(p.pointee) {
+                if e.withOffer, let offer = offerStaticName(p) {
                     w.string(C.offer, offer)
                 } else {
                     w.null(string: C.offer)
                 }
                 w.int64(C.period, Int64(e.period + 1))
                 w.int32(C.cancellationReason, e.kind == .refund ? p.pointee.cancellationReason : nil)
-                text(&w, C.userID, user)
+                if let u = user {
+                    periodText(&w, C.userID, periods.baseAddress! + u, periods[u].userID)
+                } else {
+                    w.null(string: C.userID)
+                }
             }
         }
         try rowAdded()

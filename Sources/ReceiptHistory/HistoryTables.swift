@@ -61,37 +61,60 @@ struct HistoryTableBuffer {
     /// Stands in for a table while it is lent out (an empty table allocates once, here).
     private static let placeholder = ColumnTable(schema: .purchases)
 
-    /// Appends a `subscriptions` row. `renewal` is the newest renewal info of its key (its columns are null
-    /// without one); `asOf` the time `state` is judged at.
-    mutating func append(_ s: SubscriptionRecord, renewal: RenewalRecord?, asOf: Int64) throws(HistoryError) {
+    /// Appends the `subscriptions` row of `s`, the subscription whose periods are `group`. `renewal` is the newest
+    /// renewal info of its key (its columns are null without one); `asOf` the time `state` is judged at.
+    mutating func append(
+        _ s: SubscriptionRecord, of group: [PeriodRecord], renewal: RenewalRecord?, asOf: Int64
+    ) throws(HistoryError) {
         typealias C = SubscriptionsColumns
-        table.appendRow { w in
-            w.string(C.environment, HistoryEnvironment(rawValue: s.key.environment)?.name ?? "Production")
-            bytes(&w, C.bundleID, s.key.bundleID)
-            bytes(&w, C.originalTransactionID, s.key.originalTransactionID)
-            bytes(&w, C.firstProductID, s.firstProductID)
-            bytes(&w, C.latestProductID, s.latestProductID)
-            w.int64(C.firstPurchaseDate, s.firstPurchaseDate)
-            w.int64(C.latestPurchaseDate, s.latestPurchaseDate)
-            w.int64(C.latestExpiresDate, s.latestExpiresDate)
-            w.int64(C.periods, s.periods)
-            w.int64(C.trialPeriods, s.trialPeriods)
-            w.int64(C.introPeriods, s.introPeriods)
-            w.int64(C.cancelledPeriods, s.cancelledPeriods)
-            w.int64(C.observedThrough, s.observedThrough)
-            w.string(C.state, s.state(asOf: asOf, renewal: renewal))
-            w.int64(C.renewalSignedDate, renewal?.signedDate)
-            w.int32(C.autoRenewStatus, renewal?.autoRenewStatus)
-            bytes(&w, C.autoRenewProductID, renewal?.autoRenewProductID)
-            w.int32(C.expirationIntent, renewal?.expirationIntent)
-            w.bool(C.isInBillingRetryPeriod, renewal?.isInBillingRetryPeriod)
-            w.int64(C.gracePeriodExpiresDate, renewal?.gracePeriodExpiresDate)
-            bytes(&w, C.userID, s.userID)
-            w.bool(C.multipleUserIDs, s.multipleUserIDs)
-            bytes(&w, C.appAccountToken, s.appAccountToken)
+        group.withUnsafeBufferPointer { group in
+            let head = group.baseAddress!
+            table.appendRow { w in
+                w.string(C.environment, HistoryEnvironment(rawValue: head.pointee.environment)?.name ?? "Production")
+                head.pointee.text.withUnsafeBytes { t in
+                    w.string(C.bundleID, t.span(head.pointee.bundleID))
+                    w.string(C.originalTransactionID, t.span(head.pointee.originalTransactionID))
+                }
+                periodText(&w, C.firstProductID, head + s.first, head[s.first].productID)
+                periodText(&w, C.latestProductID, head + s.latest, head[s.latest].productID)
+                w.int64(C.firstPurchaseDate, s.firstPurchaseDate)
+                w.int64(C.latestPurchaseDate, s.latestPurchaseDate)
+                w.int64(C.latestExpiresDate, s.latestExpiresDate)
+                w.int64(C.periods, s.periods)
+                w.int64(C.trialPeriods, s.trialPeriods)
+                w.int64(C.introPeriods, s.introPeriods)
+                w.int64(C.cancelledPeriods, s.cancelledPeriods)
+                w.int64(C.observedThrough, s.observedThrough)
+                w.string(C.state, s.state(asOf: asOf, renewal: renewal))
+                w.int64(C.renewalSignedDate, renewal?.signedDate)
+                w.int32(C.autoRenewStatus, renewal?.autoRenewStatus)
+                bytes(&w, C.autoRenewProductID, renewal?.autoRenewProductID)
+                w.int32(C.expirationIntent, renewal?.expirationIntent)
+                w.bool(C.isInBillingRetryPeriod, renewal?.isInBillingRetryPeriod)
+                w.int64(C.gracePeriodExpiresDate, renewal?.gracePeriodExpiresDate)
+                if let u = s.user {
+                    periodText(&w, C.userID, head + u, head[u].userID)
+                } else {
+                    w.null(string: C.userID)
+                }
+                w.bool(C.multipleUserIDs, s.multipleUserIDs)
+                if let t = s.token {
+                    periodText(&w, C.appAccountToken, head + t, head[t].appAccountToken)
+                } else {
+                    w.null(string: C.appAccountToken)
+                }
+            }
         }
         try rowAdded()
     }
+}
+
+/// Writes the byte string `s` names in period `p` (null when it is nil) into string column `slot`. The period is
+/// read in place: a copy would retain its text.
+@inline(__always)
+func periodText(_ w: inout ColumnRowWriter, _ slot: Int, _ p: UnsafePointer<PeriodRecord>, _ s: TextSpan?) {
+    guard let s else { return w.null(string: slot) }
+    p.pointee.text.withUnsafeBytes { w.string(slot, $0.span(s)) }
 }
 
 private func bytes(_ w: inout ColumnRowWriter, _ slot: Int, _ v: [UInt8]?) {

@@ -1,29 +1,19 @@
 import ReceiptModel
 
-/// The key of one period in the subscriptions pass: its subscription's key, then its rank (purchase_date, then
-/// transaction_id), so that the periods come out of the store grouped by subscription in rank order.
-struct PeriodKey: Hashable, Sendable {
-    var subscription: SubscriptionKey
-    var order: PeriodOrder
-
-    func hash(into h: inout Hasher) {
-        h.combine(subscription)
-        h.combine(order.purchaseDate)
-        order.transactionID.withUnsafeBytes { h.combine(bytes: $0) }
-    }
-
-    static func == (a: PeriodKey, b: PeriodKey) -> Bool {
-        a.subscription.environment == b.subscription.environment && a.order == b.order
-            && a.subscription.bundleID == b.subscription.bundleID
-            && a.subscription.originalTransactionID == b.subscription.originalTransactionID
-    }
-}
-
 /// One period of an auto-renewable subscription (a `purchases` row with an expires_date): what the
-/// `subscriptions`, `events` and `daily` tables need of it. Each key is one purchase, so records never merge.
+/// `subscriptions`, `events` and `daily` tables need of it. Its byte strings are spans of `text`, which it shares
+/// with the `purchases` record it was made from, so that making, copying and dropping a period touches one
+/// reference count and allocates nothing. Each key is one purchase, so records never merge.
 struct PeriodRecord: Sendable {
-    var key: PeriodKey
-    var productID: [UInt8]
+    /// The byte strings the spans name.
+    var text: [UInt8]
+    var environment: UInt8
+    var bundleID: TextSpan
+    /// The subscription's original_transaction_id: the period's own transaction_id when it has none.
+    var originalTransactionID: TextSpan
+    var transactionID: TextSpan
+    var productID: TextSpan
+    var purchaseDate: Int64?
     var expiresDate: Int64?
     var cancellationDate: Int64?
     var cancellationReason: Int32?
@@ -33,29 +23,20 @@ struct PeriodRecord: Sendable {
     /// The newest receipt creation date that shows the period.
     var lastSeen: Int64?
     /// The purchase's customer columns (`user_id`, `multiple_user_ids`, `app_account_token`).
-    var userID: [UInt8]? = nil
+    var userID: TextSpan? = nil
     var multipleUserIDs: Bool? = nil
-    var appAccountToken: [UInt8]? = nil
+    var appAccountToken: TextSpan? = nil
 
-    var purchaseDate: Int64? { key.order.purchaseDate }
-    var transactionID: [UInt8] { key.order.transactionID }
-
-    /// The period a `purchases` row describes. Its byte strings equal to those of `previous` (the period before
-    /// it in the purchases' row order, which mostly shares its bundle, subscription, product and customer) are
-    /// shared with them instead of copied.
-    init(_ record: PurchaseRecord, sharing previous: PeriodRecord? = nil) {
+    /// The period a `purchases` row describes.
+    init(_ record: PurchaseRecord) {
         let p = record.facts
-        let transactionID = record.bytes(p.transactionID)
-        let subscription = previous?.key.subscription
-        key = PeriodKey(
-            subscription: SubscriptionKey(
-                environment: p.environment.rawValue,
-                bundleID: record.bytes(p.bundleID, sharing: subscription?.bundleID),
-                originalTransactionID: record.bytes(
-                    p.originalTransactionID, sharing: subscription?.originalTransactionID)
-                    ?? transactionID),
-            order: PeriodOrder(purchaseDate: p.purchaseDate, transactionID: transactionID))
-        productID = record.bytes(p.productID, sharing: previous?.productID)
+        text = record.text
+        environment = p.environment.rawValue
+        bundleID = p.bundleID
+        transactionID = p.transactionID
+        originalTransactionID = p.originalTransactionID ?? p.transactionID
+        productID = p.productID
+        purchaseDate = p.purchaseDate
         expiresDate = p.expiresDate
         cancellationDate = p.cancellationDate
         cancellationReason = p.cancellationDate == nil ? nil : p.cancellationReason
@@ -63,18 +44,25 @@ struct PeriodRecord: Sendable {
         isInIntroOfferPeriod = p.isInIntroOfferPeriod == true
         hasPromotionalOffer = p.promotionalOfferID != nil
         lastSeen = record.lastSeen
-        userID = record.bytes(p.userID, sharing: previous?.userID)
+        userID = p.userID
         multipleUserIDs = p.multipleUserIDs
-        appAccountToken = record.bytes(p.appAccountToken, sharing: previous?.appAccountToken)
+        appAccountToken = p.appAccountToken
     }
 
+    /// A period from its values (a decoded record, a test's).
     init(
-        key: PeriodKey, productID: [UInt8], expiresDate: Int64?, cancellationDate: Int64?,
-        cancellationReason: Int32?, isTrialPeriod: Bool, isInIntroOfferPeriod: Bool, hasPromotionalOffer: Bool,
-        lastSeen: Int64?
+        text: [UInt8], environment: UInt8, bundleID: TextSpan, originalTransactionID: TextSpan,
+        transactionID: TextSpan, productID: TextSpan, purchaseDate: Int64?, expiresDate: Int64?,
+        cancellationDate: Int64?, cancellationReason: Int32?, isTrialPeriod: Bool, isInIntroOfferPeriod: Bool,
+        hasPromotionalOffer: Bool, lastSeen: Int64?
     ) {
-        self.key = key
+        self.text = text
+        self.environment = environment
+        self.bundleID = bundleID
+        self.originalTransactionID = originalTransactionID
+        self.transactionID = transactionID
         self.productID = productID
+        self.purchaseDate = purchaseDate
         self.expiresDate = expiresDate
         self.cancellationDate = cancellationDate
         self.cancellationReason = cancellationReason
@@ -83,81 +71,154 @@ struct PeriodRecord: Sendable {
         self.hasPromotionalOffer = hasPromotionalOffer
         self.lastSeen = lastSeen
     }
+
+    /// A copy of the bytes of `s`.
+    func bytes(_ s: TextSpan) -> [UInt8] {
+        text.withUnsafeBytes { Array($0.span(s)) }
+    }
+
+    func bytes(_ s: TextSpan?) -> [UInt8]? { s.map { bytes($0) } }
+
+}
+
+/// Comparisons of the byte strings of two periods.
+extension PeriodRecord {
+    /// Compares span `x` of `a` with span `y` of `b`, bytewise.
+    static func compare(_ a: PeriodRecord, _ x: TextSpan, _ b: PeriodRecord, _ y: TextSpan) -> Int {
+        a.text.withUnsafeBytes { s in b.text.withUnsafeBytes { t in compareBytes(s.span(x), t.span(y)) } }
+    }
+
+    static func equal(_ a: PeriodRecord, _ x: TextSpan?, _ b: PeriodRecord, _ y: TextSpan?) -> Bool {
+        guard let x, let y else { return x == nil && y == nil }
+        return a.text.withUnsafeBytes { s in b.text.withUnsafeBytes { t in equalBytes(s.span(x), t.span(y)) } }
+    }
+
+    /// Whether `a` and `b` are periods of the same subscription.
+    static func sameSubscription(_ a: PeriodRecord, _ b: PeriodRecord) -> Bool {
+        a.environment == b.environment && equal(a, a.originalTransactionID, b, b.originalTransactionID)
+            && equal(a, a.bundleID, b, b.bundleID)
+    }
+
+    /// Whether `a` and `b` have the same environment and bundle_id.
+    static func sameBundle(_ a: PeriodRecord, _ b: PeriodRecord) -> Bool {
+        a.environment == b.environment && equal(a, a.bundleID, b, b.bundleID)
+    }
+
+    /// Whether `a` ranks before `b` in a subscription: (purchase_date, transaction_id), a null date first.
+    static func ranksBefore(_ a: PeriodRecord, _ b: PeriodRecord) -> Bool {
+        switch (a.purchaseDate, b.purchaseDate) {
+        case (nil, .some): return true
+        case (.some, nil): return false
+        case (let x?, let y?) where x != y: return x < y
+        default: return compare(a, a.transactionID, b, b.transactionID) < 0
+        }
+    }
+
+    /// Whether `a` and `b` have the same product_id.
+    static func sameProduct(_ a: PeriodRecord, _ b: PeriodRecord) -> Bool {
+        equal(a, a.productID, b, b.productID)
+    }
+}
+
+/// The key of one period in the subscriptions pass's store: its subscription, then its rank; equal and hashed by
+/// those bytes and values.
+struct PeriodKey: Hashable, Sendable {
+    var period: PeriodRecord
+
+    func hash(into h: inout Hasher) {
+        let p = period
+        h.combine(p.environment)
+        h.combine(p.purchaseDate)
+        p.text.withUnsafeBytes { t in
+            h.combine(bytes: t.span(p.bundleID))
+            h.combine(Int(p.bundleID.count))
+            h.combine(bytes: t.span(p.originalTransactionID))
+            h.combine(Int(p.originalTransactionID.count))
+            h.combine(bytes: t.span(p.transactionID))
+        }
+    }
+
+    static func == (a: PeriodKey, b: PeriodKey) -> Bool {
+        let x = a.period
+        let y = b.period
+        return x.purchaseDate == y.purchaseDate && PeriodRecord.equal(x, x.transactionID, y, y.transactionID)
+            && PeriodRecord.sameSubscription(x, y)
+    }
 }
 
 extension PeriodRecord: SpillRecord {
-    var storeKey: PeriodKey { key }
+    var storeKey: PeriodKey { PeriodKey(period: self) }
 
     /// Keys are distinct purchases: a second record of a key is the same period.
     mutating func merge(_ other: PeriodRecord) {}
 
-    var estimatedBytes: Int {
-        MemoryLayout<PeriodRecord>.stride + 4 * 48 + key.subscription.bundleID.count
-            + key.subscription.originalTransactionID.count + key.order.transactionID.count + productID.count
-            + (userID?.count ?? 0) + (appAccountToken?.count ?? 0)
-    }
+    var estimatedBytes: Int { MemoryLayout<PeriodRecord>.stride + 32 + text.count }
 
     func partition(_ count: Int, seed: UInt64) -> Int {
-        let s = key.subscription
-        return Int(stableHash([s.environment], s.bundleID, s.originalTransactionID, seed: seed) % UInt64(count))
+        text.withUnsafeBytes { t in
+            Int(
+                stableHash(environment, t.span(bundleID), t.span(originalTransactionID), seed: seed)
+                    % UInt64(count))
+        }
     }
 
     /// Subscriptions in their row order, each one's periods in rank order.
     static func precedes(_ a: PeriodRecord, _ b: PeriodRecord) -> Bool {
-        let x = a.key.subscription
-        let y = b.key.subscription
-        if x.environment != y.environment { return x.environment < y.environment }
-        var c = compareBytes(x.bundleID, y.bundleID)
+        if a.environment != b.environment { return a.environment < b.environment }
+        var c = compare(a, a.bundleID, b, b.bundleID)
         if c != 0 { return c < 0 }
-        c = compareBytes(x.originalTransactionID, y.originalTransactionID)
+        c = compare(a, a.originalTransactionID, b, b.originalTransactionID)
         if c != 0 { return c < 0 }
-        return a.key.order < b.key.order
+        return ranksBefore(a, b)
     }
 
     func encode(into w: inout SpillWriter) {
-        w.u8(key.subscription.environment)
-        w.text(key.subscription.bundleID)
-        w.text(key.subscription.originalTransactionID)
-        key.order.encode(into: &w)
-        w.text(productID)
-        w.i64(expiresDate)
-        w.i64(cancellationDate)
-        w.i32(cancellationReason)
-        w.bool(isTrialPeriod)
-        w.bool(isInIntroOfferPeriod)
-        w.bool(hasPromotionalOffer)
-        w.i64(lastSeen)
-        w.text(userID)
-        w.bool(multipleUserIDs)
-        w.text(appAccountToken)
+        text.withUnsafeBytes { t in
+            w.u8(environment)
+            w.text(t.span(bundleID))
+            w.text(t.span(originalTransactionID))
+            w.i64(purchaseDate)
+            w.text(t.span(transactionID))
+            w.text(t.span(productID))
+            w.i64(expiresDate)
+            w.i64(cancellationDate)
+            w.i32(cancellationReason)
+            w.bool(isTrialPeriod)
+            w.bool(isInIntroOfferPeriod)
+            w.bool(hasPromotionalOffer)
+            w.i64(lastSeen)
+            w.text(userID.map { t.span($0) })
+            w.bool(multipleUserIDs)
+            w.text(appAccountToken.map { t.span($0) })
+        }
     }
 
     static func decode(_ r: inout SpillReader) throws(HistoryError) -> PeriodRecord {
-        let subscription = SubscriptionKey(
-            environment: try r.u8(), bundleID: try r.text(), originalTransactionID: try r.text())
-        let order = try PeriodOrder.decode(&r)
+        var text: [UInt8] = []
+        let environment = try r.u8()
+        let bundleID = try r.text(into: &text)
+        let originalTransactionID = try r.text(into: &text)
+        let purchaseDate = try r.optionalI64()
+        let transactionID = try r.text(into: &text)
+        let productID = try r.text(into: &text)
+        let expiresDate = try r.optionalI64()
+        let cancellationDate = try r.optionalI64()
+        let cancellationReason = try r.optionalI32()
+        let isTrialPeriod = try r.optionalBool() ?? false
+        let isInIntroOfferPeriod = try r.optionalBool() ?? false
+        let hasPromotionalOffer = try r.optionalBool() ?? false
+        let lastSeen = try r.optionalI64()
+        let userID = try r.optionalText(into: &text)
+        let multipleUserIDs = try r.optionalBool()
+        let appAccountToken = try r.optionalText(into: &text)
         var record = PeriodRecord(
-            key: PeriodKey(subscription: subscription, order: order), productID: try r.text(),
-            expiresDate: try r.optionalI64(), cancellationDate: try r.optionalI64(),
-            cancellationReason: try r.optionalI32(), isTrialPeriod: try r.optionalBool() ?? false,
-            isInIntroOfferPeriod: try r.optionalBool() ?? false, hasPromotionalOffer: try r.optionalBool() ?? false,
-            lastSeen: try r.optionalI64())
-        record.userID = try r.optionalText()
-        record.multipleUserIDs = try r.optionalBool()
-        record.appAccountToken = try r.optionalText()
+            text: text, environment: environment, bundleID: bundleID, originalTransactionID: originalTransactionID,
+            transactionID: transactionID, productID: productID, purchaseDate: purchaseDate, expiresDate: expiresDate,
+            cancellationDate: cancellationDate, cancellationReason: cancellationReason, isTrialPeriod: isTrialPeriod,
+            isInIntroOfferPeriod: isInIntroOfferPeriod, hasPromotionalOffer: hasPromotionalOffer, lastSeen: lastSeen)
+        record.userID = userID
+        record.multipleUserIDs = multipleUserIDs
+        record.appAccountToken = appAccountToken
         return record
-    }
-}
-
-extension PurchaseRecord {
-    /// The bytes of `s`: `shared` itself when it holds the same bytes (no copy is made), a copy otherwise.
-    fileprivate func bytes(_ s: TextSpan, sharing shared: [UInt8]?) -> [UInt8] {
-        guard let shared, shared.count == Int(s.count) else { return bytes(s) }
-        let same = text.withUnsafeBytes { t in shared.withUnsafeBytes { compareBytes(t.span(s), $0) == 0 } }
-        return same ? shared : bytes(s)
-    }
-
-    fileprivate func bytes(_ s: TextSpan?, sharing shared: [UInt8]?) -> [UInt8]? {
-        s.map { bytes($0, sharing: shared) }
     }
 }

@@ -28,7 +28,7 @@ struct PeriodStream {
         _ p: PeriodRecord, originalID: Bool, _ emit: (PeriodRecord) throws(HistoryError) -> Void
     ) throws(HistoryError) {
         if stored { return try store.add(p) }
-        if let first = held.first, !sameBlock(first, p) { try drainHeld(emit) }
+        if let first = held.first, !PeriodRecord.sameBundle(first, p) { try drainHeld(emit) }
         if !originalID {
             if ranked { throw HistoryError("a purchase without an original_transaction_id came out of order") }
             held.append(p)
@@ -53,11 +53,6 @@ struct PeriodStream {
     mutating func finish(_ emit: (PeriodRecord) throws(HistoryError) -> Void) throws(HistoryError) {
         if stored { return try store.reduce(emit) }
         try drainHeld(emit)
-    }
-
-    private func sameBlock(_ a: PeriodRecord, _ b: PeriodRecord) -> Bool {
-        a.key.subscription.environment == b.key.subscription.environment
-            && a.key.subscription.bundleID == b.key.subscription.bundleID
     }
 
     private mutating func rank() {

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptModel
 
 /// Appends the binary form of spilled records: little-endian fixed-width integers or LEB128 varints (signed ones
 /// zigzag-coded, so that small magnitudes take one byte), length-prefixed byte strings and one-byte presence flags
@@ -44,6 +45,18 @@ struct SpillWriter {
     }
 
     mutating func text(_ v: [UInt8]?) {
+        guard let v else { return u8(0) }
+        u8(1)
+        text(v)
+    }
+
+    /// The same encoding as `text(_: [UInt8])`, of bytes in place.
+    mutating func text(_ v: UnsafeRawBufferPointer) {
+        i32(Int32(v.count))
+        bytes.append(contentsOf: v)
+    }
+
+    mutating func text(_ v: UnsafeRawBufferPointer?) {
         guard let v else { return u8(0) }
         u8(1)
         text(v)
@@ -173,6 +186,19 @@ struct SpillReader {
     }
 
     mutating func optionalText() throws(HistoryError) -> [UInt8]? { try u8() == 0 ? nil : try text() }
+
+    /// What `text` reads, appended to `out`: where it lies there.
+    mutating func text(into out: inout [UInt8]) throws(HistoryError) -> TextSpan {
+        let n = Int(try i32())
+        let b = try bytes(n)
+        let s = TextSpan(offset: Int32(out.count), count: Int32(n))
+        out.append(contentsOf: b)
+        return s
+    }
+
+    mutating func optionalText(into out: inout [UInt8]) throws(HistoryError) -> TextSpan? {
+        try u8() == 0 ? nil : try text(into: &out)
+    }
     mutating func optionalI64() throws(HistoryError) -> Int64? { try u8() == 0 ? nil : try i64() }
     mutating func optionalI32() throws(HistoryError) -> Int32? { try u8() == 0 ? nil : try i32() }
 

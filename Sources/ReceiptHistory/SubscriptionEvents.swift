@@ -101,7 +101,7 @@ func subscriptionEvents(
                 && !(periods[p].isTrialPeriod || periods[p].isInIntroOfferPeriod)
             {
                 kind = .convert
-            } else if periods[p].productID != periods[q].productID {
+            } else if !PeriodRecord.sameProduct(periods[p], periods[q]) {
                 kind = .productChange
             } else {
                 kind = .renew
@@ -131,7 +131,9 @@ func subscriptionEvents(
     events.sort { a, b in
         if a.date != b.date { return a.date < b.date }
         if a.kind != b.kind { return a.kind.nameRank < b.kind.nameRank }
-        return compareBytes(periods[a.period].transactionID, periods[b.period].transactionID) < 0
+        let x = periods[a.period]
+        let y = periods[b.period]
+        return PeriodRecord.compare(x, x.transactionID, y, y.transactionID) < 0
     }
     return events
 }
@@ -150,13 +152,10 @@ private func startKind(_ p: PeriodRecord) -> SubscriptionEventKind {
     return .subscribe
 }
 
-/// offer(p): `free_trial`, `introductory`, `promotional` or nil.
-func offerName(_ p: PeriodRecord) -> String? { offerStaticName(p)?.description }
-
-/// `offerName`, as written.
-func offerStaticName(_ p: PeriodRecord) -> StaticString? {
-    if p.isTrialPeriod { return "free_trial" }
-    if p.isInIntroOfferPeriod { return "introductory" }
-    if p.hasPromotionalOffer { return "promotional" }
+/// offer(p): `free_trial`, `introductory`, `promotional` or nil (the period read in place).
+func offerStaticName(_ p: UnsafePointer<PeriodRecord>) -> StaticString? {
+    if p.pointee.isTrialPeriod { return "free_trial" }
+    if p.pointee.isInIntroOfferPeriod { return "introductory" }
+    if p.pointee.hasPromotionalOffer { return "promotional" }
     return nil
 }

@@ -20,6 +20,8 @@ final class SubscriptionPass {
     private var group: [PeriodRecord] = []
     /// The `daily` product index of each period of `group` (periods of one product share a lookup).
     private var productIndexes: [Int] = []
+    /// The period whose product was looked up last, and its index.
+    private var lastProduct: (PeriodRecord, Int)? = nil
 
     init(
         asOf: Int64?, newestRenewal: [RenewalKey: RenewalRecord], periods: SpillStore<PeriodRecord>,
@@ -33,15 +35,10 @@ final class SubscriptionPass {
         self.eventRows = eventRows
     }
 
-    /// The period of the purchase before (whose byte strings the next period shares where they are equal).
-    private var previous: PeriodRecord? = nil
-
     /// Takes the next purchase with an expires_date (in the purchases' row order).
     func add(_ p: PurchaseRecord) throws(HistoryError) {
         if let d = p.facts.purchaseDate { daily.sawPurchase(d) }
-        let record = PeriodRecord(p, sharing: previous)
-        previous = record
-        try stream.add(record, originalID: p.facts.originalTransactionID != nil) { q throws(HistoryError) in
+        try stream.add(PeriodRecord(p), originalID: p.facts.originalTransactionID != nil) { q throws(HistoryError) in
             try period(q)
         }
     }
@@ -56,29 +53,27 @@ final class SubscriptionPass {
     }
 
     private func period(_ p: PeriodRecord) throws(HistoryError) {
-        if let first = group.first, first.key.subscription != p.key.subscription { try subscription() }
+        if let first = group.first, !PeriodRecord.sameSubscription(first, p) { try subscription() }
         group.append(p)
     }
 
     /// Ends the subscription whose periods are `group`.
     private func subscription() throws(HistoryError) {
         guard !group.isEmpty else { return }
-        var s = SubscriptionRecord(period: group[0], asOf: stateTime)
-        for i in group.indices.dropFirst() { s.merge(period: group[i], asOf: stateTime) }
-        let renewal = newestRenewal[
-            RenewalKey(environment: s.key.environment, originalTransactionID: s.key.originalTransactionID)]
-        try subscriptionRows.append(s, renewal: renewal, asOf: stateTime)
+        let s = SubscriptionRecord(group, asOf: stateTime)
+        let renewal = renewal(of: group[0])
+        try subscriptionRows.append(s, of: group, renewal: renewal, asOf: stateTime)
         productIndexes.removeAll(keepingCapacity: true)
         for i in group.indices {
-            if i > 0 && group[i].productID == group[i - 1].productID {
+            if i > 0 && PeriodRecord.sameProduct(group[i], group[i - 1]) {
                 productIndexes.append(productIndexes[i - 1])
             } else {
-                productIndexes.append(daily.index(product(group[i])))
+                productIndexes.append(productIndex(group[i]))
             }
         }
         byState[s.state(asOf: stateTime, renewal: renewal), default: 0] += 1
         for e in subscriptionEvents(group, observedThrough: s.observedThrough, renewal: renewal) {
-            try eventRows.append(event: e, of: group, user: s.userID)
+            try eventRows.append(event: e, of: group, user: s.user)
             if let a = asOf, e.date <= a {
                 daily.add(e.kind.flow, day: DayRange.day(e.date), productIndex: productIndexes[e.period], 1)
             }
@@ -86,11 +81,27 @@ final class SubscriptionPass {
         if let a = asOf {
             let indexes = productIndexes
             sweepSubscriptionStates(
-                group, key: s.key, observedThrough: s.observedThrough, renewal: renewal, days: DayRange(asOf: a)
+                group, observedThrough: s.observedThrough, renewal: renewal, days: DayRange(asOf: a)
             ) { day, old, new in
                 daily.move(day: day, from: old, to: new) { indexes[$0] }
             }
         }
         group.removeAll(keepingCapacity: true)
+    }
+
+    /// The newest renewal info of the subscription `p` belongs to.
+    private func renewal(of p: PeriodRecord) -> RenewalRecord? {
+        if newestRenewal.isEmpty { return nil }
+        return newestRenewal[
+            RenewalKey(environment: p.environment, originalTransactionID: p.bytes(p.originalTransactionID))]
+    }
+
+    /// The `daily` product index of `p`'s product; the last one looked up is kept, since consecutive subscriptions
+    /// mostly share a product.
+    private func productIndex(_ p: PeriodRecord) -> Int {
+        if let (q, index) = lastProduct, PeriodRecord.sameBundle(p, q), PeriodRecord.sameProduct(p, q) { return index }
+        let index = daily.index(product(p))
+        lastProduct = (p, index)
+        return index
     }
 }

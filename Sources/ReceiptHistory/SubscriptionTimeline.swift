@@ -14,7 +14,7 @@ struct DailySnapshot: Equatable, Sendable {
 /// `SubscriptionRecord.state(asOf:renewal:)`. Calls `change(day, from, to)` on each day whose snapshot differs
 /// from the day before's. Cost: O(p log p) for p periods, whatever the number of days.
 func sweepSubscriptionStates(
-    _ periods: [PeriodRecord], key: SubscriptionKey, observedThrough: Int64?, renewal: RenewalRecord?,
+    _ periods: [PeriodRecord], observedThrough: Int64?, renewal: RenewalRecord?,
     days: DayRange, change: (Int64, DailySnapshot?, DailySnapshot?) -> Void
 ) {
     var instants: [Int64] = []

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptModel
 import Testing
 
 @testable import ReceiptHistory
@@ -6,16 +7,21 @@ import Testing
 struct PeriodStreamTests {
     /// A period of `bundle` with transaction `tx`, under `original` (nil: keyed by its own transaction).
     static func period(bundle: String, original: String?, tx: String, date: Int64?) -> PeriodRecord {
-        let t = Array(tx.utf8)
+        var text: [UInt8] = []
+        func span(_ v: String) -> TextSpan {
+            let s = TextSpan(offset: Int32(text.count), count: Int32(v.utf8.count))
+            text += Array(v.utf8)
+            return s
+        }
+        let bundleID = span(bundle)
+        let transactionID = span(tx)
+        let originalTransactionID = original.map { span($0) } ?? transactionID
+        let productID = span("p")
         return PeriodRecord(
-            key: PeriodKey(
-                subscription: SubscriptionKey(
-                    environment: 0, bundleID: Array(bundle.utf8),
-                    originalTransactionID: original.map { Array($0.utf8) } ?? t),
-                order: PeriodOrder(purchaseDate: date, transactionID: t)),
-            productID: Array("p".utf8), expiresDate: date.map { $0 + 1000 }, cancellationDate: nil,
-            cancellationReason: nil, isTrialPeriod: false, isInIntroOfferPeriod: false, hasPromotionalOffer: false,
-            lastSeen: nil)
+            text: text, environment: 0, bundleID: bundleID, originalTransactionID: originalTransactionID,
+            transactionID: transactionID, productID: productID, purchaseDate: date,
+            expiresDate: date.map { $0 + 1000 }, cancellationDate: nil, cancellationReason: nil, isTrialPeriod: false,
+            isInIntroOfferPeriod: false, hasPromotionalOffer: false, lastSeen: nil)
     }
 
     /// Purchases as the purchases' merge gives them: per bundle, those without an original_transaction_id first
@@ -35,7 +41,7 @@ struct PeriodStreamTests {
                     linked.append(period(bundle: bundle, original: o, tx: "t\(i)", date: Int64(i % 40)))
                 }
             }
-            lone.sort { $0.key.order < $1.key.order }
+            lone.sort(by: PeriodRecord.ranksBefore)
             linked.sort(by: PeriodRecord.precedes)
             out += lone.map { ($0, false) } + linked.map { ($0, true) }
         }
@@ -60,9 +66,10 @@ struct PeriodStreamTests {
 
     static func keys(_ rows: [PeriodRecord]) -> [String] {
         rows.map {
-            String(decoding: $0.key.subscription.bundleID, as: UTF8.self) + "/"
-                + String(decoding: $0.key.subscription.originalTransactionID, as: UTF8.self) + "/"
-                + String(describing: $0.purchaseDate) + "/" + String(decoding: $0.transactionID, as: UTF8.self)
+            String(decoding: $0.bytes($0.bundleID), as: UTF8.self) + "/"
+                + String(decoding: $0.bytes($0.originalTransactionID), as: UTF8.self) + "/"
+                + String(describing: $0.purchaseDate) + "/"
+                + String(decoding: $0.bytes($0.transactionID), as: UTF8.self)
         }
     }
 
