@@ -79,6 +79,31 @@ struct PeriodRecord: Sendable {
 
     func bytes(_ s: TextSpan?) -> [UInt8]? { s.map { bytes($0) } }
 
+    /// The same period over a text of its own byte strings alone: for a period that is kept (held back or stored)
+    /// while the purchases move on, so that it does not keep its purchase record's whole text alive.
+    func compacted() -> PeriodRecord {
+        var p = self
+        var new: [UInt8] = []
+        new.reserveCapacity(
+            Int(bundleID.count + originalTransactionID.count + transactionID.count + productID.count)
+                + Int(userID?.count ?? 0) + Int(appAccountToken?.count ?? 0))
+        text.withUnsafeBytes { t in
+            func copy(_ s: TextSpan) -> TextSpan {
+                let moved = TextSpan(offset: Int32(new.count), count: s.count)
+                new.append(contentsOf: t.span(s))
+                return moved
+            }
+            p.bundleID = copy(bundleID)
+            p.originalTransactionID = copy(originalTransactionID)
+            p.transactionID = copy(transactionID)
+            p.productID = copy(productID)
+            p.userID = userID.map(copy)
+            p.appAccountToken = appAccountToken.map(copy)
+        }
+        p.text = new
+        return p
+    }
+
 }
 
 /// Comparisons of the byte strings of two periods.

@@ -27,11 +27,11 @@ struct PeriodStream {
     mutating func add(
         _ p: PeriodRecord, originalID: Bool, _ emit: (PeriodRecord) throws(HistoryError) -> Void
     ) throws(HistoryError) {
-        if stored { return try store.add(p) }
+        if stored { return try store.add(p.compacted()) }
         if let first = held.first, !PeriodRecord.sameBundle(first, p) { try drainHeld(emit) }
         if !originalID {
             if ranked { throw HistoryError("a purchase without an original_transaction_id came out of order") }
-            held.append(p)
+            held.append(p.compacted())
             heldBytes += p.estimatedBytes
             if heldBytes > store.budget {
                 stored = true

@@ -78,4 +78,17 @@ struct PeriodRecordTests {
             #expect(!PeriodRecord.precedes(back, p) && !PeriodRecord.precedes(p, back))
         }
     }
+
+    @Test func aCompactedPeriodHoldsOnlyItsOwnBytesAndEqualsTheOriginal() {
+        for r in records(receipt) {
+            let p = PeriodRecord(r)
+            let c = p.compacted()
+            #expect(encoded(c) == encoded(p))
+            #expect(PeriodKey(period: c) == PeriodKey(period: p))
+            #expect(!sameStorage(c.text, r.text))
+            let own = [p.bundleID, p.originalTransactionID, p.transactionID, p.productID, p.userID, p.appAccountToken]
+                .reduce(0) { $0 + Int($1?.count ?? 0) }
+            #expect(c.text.count == own)
+        }
+    }
 }
