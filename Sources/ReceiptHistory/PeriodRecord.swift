@@ -103,7 +103,6 @@ struct PeriodRecord: Sendable {
         p.text = new
         return p
     }
-
 }
 
 /// Comparisons of the byte strings of two periods.

@@ -31,8 +31,9 @@ struct PeriodStream {
         if let first = held.first, !PeriodRecord.sameBundle(first, p) { try drainHeld(emit) }
         if !originalID {
             if ranked { throw HistoryError("a purchase without an original_transaction_id came out of order") }
-            held.append(p.compacted())
-            heldBytes += p.estimatedBytes
+            let kept = p.compacted()
+            held.append(kept)
+            heldBytes += kept.estimatedBytes
             if heldBytes > store.budget {
                 stored = true
                 for h in held { try store.add(h) }

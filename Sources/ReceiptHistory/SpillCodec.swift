@@ -39,10 +39,7 @@ struct SpillWriter {
         withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
-    mutating func text(_ v: [UInt8]) {
-        i32(Int32(v.count))
-        bytes.append(contentsOf: v)
-    }
+    mutating func text(_ v: [UInt8]) { v.withUnsafeBytes { text($0) } }
 
     mutating func text(_ v: [UInt8]?) {
         guard let v else { return u8(0) }
@@ -50,7 +47,7 @@ struct SpillWriter {
         text(v)
     }
 
-    /// The same encoding as `text(_: [UInt8])`, of bytes in place.
+    /// A byte string: its length as an int32, then its bytes.
     mutating func text(_ v: UnsafeRawBufferPointer) {
         i32(Int32(v.count))
         bytes.append(contentsOf: v)

@@ -39,13 +39,8 @@ struct SubscriptionRecord {
         multipleUserIDs = group[0].multipleUserIDs
         for i in group.indices {
             let p = group[i]
-            if i == 0 {
-                firstPurchaseDate = p.purchaseDate
-                latestPurchaseDate = p.purchaseDate
-            } else {
-                firstPurchaseDate = minOptional(firstPurchaseDate, p.purchaseDate)
-                latestPurchaseDate = maxOptional(latestPurchaseDate, p.purchaseDate)
-            }
+            firstPurchaseDate = minOptional(firstPurchaseDate, p.purchaseDate)
+            latestPurchaseDate = maxOptional(latestPurchaseDate, p.purchaseDate)
             latestExpiresDate = maxOptional(latestExpiresDate, p.cancellationDate == nil ? p.expiresDate : nil)
             periods += 1
             if p.isTrialPeriod { trialPeriods += 1 }
