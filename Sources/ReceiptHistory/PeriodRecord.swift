@@ -176,7 +176,10 @@ extension PeriodRecord: SpillRecord {
     /// Keys are distinct purchases: a second record of a key is the same period.
     mutating func merge(_ other: PeriodRecord) {}
 
-    var estimatedBytes: Int { MemoryLayout<PeriodRecord>.stride + 32 + text.count }
+    /// Approximate heap bytes while held in a store's table, where the period is both the key (`PeriodKey`) and
+    /// the value (one text shared): two values and the text's storage (a 32-byte array header, the capacity, the
+    /// allocator's overhead).
+    var estimatedBytes: Int { 2 * MemoryLayout<PeriodRecord>.stride + (text.capacity == 0 ? 0 : 48 + text.capacity) }
 
     func partition(_ count: Int, seed: UInt64) -> Int {
         text.withUnsafeBytes { t in
