@@ -1,5 +1,11 @@
 import ReceiptModel
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 extension SpillRecord {
     /// The row order of records held in memory, as positions: sorting the positions moves 4 bytes per step where
     /// sorting the records would move (and retain and release) a whole record. Keys are distinct, so the order is
@@ -78,9 +84,14 @@ struct OrderKeys {
     /// A string that may be followed by more of the key: a 0 byte becomes 0 255 and the string ends with 0 0, so
     /// that a string sorts before every longer string it begins, as `compareBytes` orders them.
     static func appendString(_ s: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
-        for b in s {
-            bytes.append(b)
-            if b == 0 { bytes.append(255) }
+        // Ids hold no 0 byte: such a string is copied whole.
+        if s.isEmpty || memchr(s.baseAddress!, 0, s.count) == nil {  // not empty: it has a base address
+            bytes.append(contentsOf: s)
+        } else {
+            for b in s {
+                bytes.append(b)
+                if b == 0 { bytes.append(255) }
+            }
         }
         bytes.append(0)
         bytes.append(0)
