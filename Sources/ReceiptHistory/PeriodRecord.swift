@@ -177,9 +177,8 @@ extension PeriodRecord: SpillRecord {
     mutating func merge(_ other: PeriodRecord) {}
 
     /// Approximate heap bytes while held in a store's table, where the period is both the key (`PeriodKey`) and
-    /// the value (one text shared): two values and the text's storage (a 32-byte array header, the capacity, the
-    /// allocator's overhead).
-    var estimatedBytes: Int { 2 * MemoryLayout<PeriodRecord>.stride + (text.capacity == 0 ? 0 : 48 + text.capacity) }
+    /// the value (one text shared): two values and the text's storage.
+    var estimatedBytes: Int { 2 * MemoryLayout<PeriodRecord>.stride + text.storageBytes }
 
     func partition(_ count: Int, seed: UInt64) -> Int {
         text.withUnsafeBytes { t in

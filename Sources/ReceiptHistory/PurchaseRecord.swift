@@ -274,11 +274,8 @@ struct PurchaseRecord: Sendable {
     /// Approximate heap bytes while held in a dictionary (the value, its slack and what it allocated).
     var estimatedBytes: Int { 2 * MemoryLayout<PurchaseRecord>.stride + heapBytes }
 
-    /// The bytes the record allocated: its text's storage (a 32-byte array header, the capacity, the allocator's
-    /// overhead) and its overlay's.
-    var heapBytes: Int {
-        (text.capacity == 0 ? 0 : 48 + text.capacity) + (overlay == nil ? 0 : PurchaseOverlay.heapBytes)
-    }
+    /// The bytes the record allocated: its text's storage and its overlay's.
+    var heapBytes: Int { text.storageBytes + (overlay == nil ? 0 : PurchaseOverlay.heapBytes) }
 
     /// Sets the overlay's `field` to nil, dropping the overlay when it then holds nothing. The setters call it only
     /// when the field is set: forming a key path is a call into the runtime, and most records have no overlay.
@@ -406,4 +403,10 @@ private struct TextCompactor: PurchaseFactVisitor {
     mutating func int64(_ name: StaticString, _ v: inout Int64?) {}
     mutating func timestamp(_ name: StaticString, _ v: inout Int64?) {}
     mutating func bool(_ name: StaticString, _ v: inout Bool?) {}
+}
+
+extension [UInt8] {
+    /// Approximate heap bytes of the array's storage: a 32-byte header, the capacity and the allocator's overhead;
+    /// none while it has no storage of its own.
+    var storageBytes: Int { capacity == 0 ? 0 : 48 + capacity }
 }
