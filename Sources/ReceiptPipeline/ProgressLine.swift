@@ -19,6 +19,8 @@ public final class ProgressLine: @unchecked Sendable {
     }
 
     private let timer: DispatchSourceTimer
+    /// Signalled by the timer's cancel handler, which runs once no redraw can start or is under way.
+    private let cancelled = DispatchSemaphore(value: 0)
     private let started = ContinuousClock.now
     private let read: @Sendable () -> RunResult
     private let already: Base
@@ -32,12 +34,16 @@ public final class ProgressLine: @unchecked Sendable {
         timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "receiptflow.progress"))
         timer.schedule(deadline: .now() + interval, repeating: interval)
         timer.setEventHandler { [weak self] in self?.draw(final: false) }
+        let cancelled = self.cancelled
+        timer.setCancelHandler { cancelled.signal() }
         timer.resume()
     }
 
-    /// Draws the last line and ends it with a newline.
+    /// Draws the last line and ends it with a newline. Called once.
     public func stop() {
         timer.cancel()
+        // A redraw already under way finishes before the last line, which then stays last.
+        cancelled.wait()
         draw(final: true)
     }
 

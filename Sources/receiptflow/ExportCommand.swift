@@ -272,6 +272,10 @@ func interruptedStatus() -> Int32 {
 func runInterruptibly(_ pipeline: ExportPipeline, showProgress: Bool, already: ProgressLine.Base = .init())
     -> RunOutcome
 {
+    // Each source leaves `released` from its cancel handler, which runs once its event handler can no longer
+    // run; waiting for it releases the handlers (and the pipeline they hold) here, before returning, and not
+    // on a worker thread while the process exits.
+    let released = DispatchGroup()
     let sources = [SIGINT, SIGTERM, SIGHUP].map { sig in
         signal(sig, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
@@ -279,6 +283,8 @@ func runInterruptibly(_ pipeline: ExportPipeline, showProgress: Bool, already: P
             _ = caughtSignal.compareExchange(expected: 0, desired: sig, ordering: .sequentiallyConsistent)
             pipeline.cancel()
         }
+        released.enter()
+        source.setCancelHandler { released.leave() }
         source.resume()
         return source
     }
@@ -286,6 +292,7 @@ func runInterruptibly(_ pipeline: ExportPipeline, showProgress: Bool, already: P
     let outcome = pipeline.run()
     progress?.stop()
     for source in sources { source.cancel() }
+    released.wait()
     return outcome
 }
 
