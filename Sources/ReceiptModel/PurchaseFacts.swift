@@ -174,7 +174,7 @@ public struct PurchaseFacts: Sendable {
     }
 
     /// Every fact after the key, in the `purchases` column order, with its column name.
-    @inline(__always)
+    @inlinable @inline(__always)
     public mutating func visit<V: PurchaseFactVisitor>(_ v: inout V) {
         v.text("bundle_id", &bundleID)
         v.text("transaction_id", &transactionID)
