@@ -13,7 +13,7 @@ struct RowAppender {
 
     /// The rows of a record rejected before its receipt bytes: only the record's identity is known.
     func append(_ ctx: RowContext, _ v: Verdict, into out: inout ColumnBatch, _ counts: inout BatchCounts) {
-        appendReceipt(&out.receipts, ctx, v, payload: nil, fields: nil, digest: nil)
+        appendReceipt(&out.receipts, ctx, v, payload: nil, fields: ReceiptFields(), decoded: false, digest: nil)
         counts.count(v.status, v.code)
         if renderNDJSON { appendNDJSON(ctx, v, receipt: nil, into: &out) }
     }
@@ -26,10 +26,10 @@ struct RowAppender {
         parser.withContent(der) { payload in
             let fields = parser.fields
             // Receipt columns stay null when the container could not be read (contract: "null otherwise").
-            let decoded = parser.reachedPayload ? fields : nil
+            let decoded = parser.reachedPayload
             appendReceipt(
-                &out.receipts, ctx, v, payload: payload, fields: decoded,
-                digest: parser.reachedPayload ? parser.container.digestAlgorithm : nil)
+                &out.receipts, ctx, v, payload: payload, fields: decoded ? fields : ReceiptFields(), decoded: decoded,
+                digest: decoded ? parser.container.digestAlgorithm : nil)
             counts.count(v.status, v.code)
             if v.status == .valid {
                 appendTransactions(&out.transactions, ctx, payload: payload, fields: fields)
@@ -37,7 +37,7 @@ struct RowAppender {
             }
             if renderNDJSON {
                 // What was decoded is shown for rejected receipts too, unless the container itself was unreadable.
-                appendNDJSON(ctx, v, receipt: decoded != nil ? parser.materialize(der) : nil, into: &out)
+                appendNDJSON(ctx, v, receipt: decoded ? parser.materialize(der) : nil, into: &out)
             }
         }
     }
@@ -55,9 +55,11 @@ struct RowAppender {
         out.ndjson.append(0x0A)
     }
 
+    /// The record's `receipts` row. `fields` is empty (every field nil) unless the payload was `decoded`; the
+    /// in-app count is null then too.
     private func appendReceipt(
         _ t: inout ColumnTable, _ ctx: RowContext, _ v: Verdict, payload: UnsafeRawBufferPointer?,
-        fields: ReceiptFields?, digest: DigestAlgorithm?
+        fields f: ReceiptFields, decoded: Bool, digest: DigestAlgorithm?
     ) {
         typealias C = ReceiptsColumns
         t.appendRow { w in
@@ -73,17 +75,17 @@ struct RowAppender {
             w.string(C.errorDetail, detail: v.detail, code: v.code)
             w.bool(C.verified, v.verified)
             let p = payload ?? UnsafeRawBufferPointer(start: nil, count: 0)
-            w.string(C.receiptType, fields?.receiptType, in: p)
-            w.string(C.bundleID, fields?.bundleID, in: p)
-            w.string(C.applicationVersion, fields?.applicationVersion, in: p)
-            w.string(C.originalApplicationVersion, fields?.originalApplicationVersion, in: p)
-            w.int64(C.appItemID, fields?.appItemID)
-            w.int64(C.downloadID, fields?.downloadID)
-            w.int64(C.versionExternalIdentifier, fields?.versionExternalIdentifier)
-            w.int64(C.receiptCreationDate, fields?.receiptCreationDate)
-            w.int64(C.originalPurchaseDate, fields?.originalPurchaseDate)
-            w.int64(C.expirationDate, fields?.expirationDate)
-            w.int32(C.inAppCount, fields.map { Int32(clamping: $0.inAppCount) })
+            w.string(C.receiptType, f.receiptType, in: p)
+            w.string(C.bundleID, f.bundleID, in: p)
+            w.string(C.applicationVersion, f.applicationVersion, in: p)
+            w.string(C.originalApplicationVersion, f.originalApplicationVersion, in: p)
+            w.int64(C.appItemID, f.appItemID)
+            w.int64(C.downloadID, f.downloadID)
+            w.int64(C.versionExternalIdentifier, f.versionExternalIdentifier)
+            w.int64(C.receiptCreationDate, f.receiptCreationDate)
+            w.int64(C.originalPurchaseDate, f.originalPurchaseDate)
+            w.int64(C.expirationDate, f.expirationDate)
+            w.int32(C.inAppCount, decoded ? Int32(clamping: f.inAppCount) : nil)
             switch digest {
             case .sha1?: w.string(C.digestAlgorithm, "sha1" as StaticString)
             case .sha256?: w.string(C.digestAlgorithm, "sha256" as StaticString)
