@@ -58,7 +58,8 @@ struct DailyAggregate {
         lastSeen[p] = (slot, position)
         days[slot].active[position] += active
         var counts = months.removeValue(forKey: month) ?? Array(repeating: 0, count: events.count)
-        for (i, column) in events.enumerated() { counts[i] += Int(column?[row] ?? 0) }
+        // By index: a column read in place is not copied out of the array (which would retain its storage).
+        for i in events.indices { counts[i] += Int(events[i]?[row] ?? 0) }
         months[month] = counts
     }
 

@@ -170,13 +170,15 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
         let products = t.strings[product.slot]
         let active = int64Column("active")
         let events = Self.dailyCounts.map(int64Column)
+        let dates = day.kind == .date ? t.int32s[day.slot] : nil
+        let times = day.kind == .date ? nil : t.int64s[day.slot]
         for r in 0..<t.rowCount {
             let ms: Int64
-            if day.kind == .date {
-                guard let d = t.int32s[day.slot][r] else { continue }
+            if let dates {
+                guard let d = dates[r] else { continue }
                 ms = Int64(d) * 86_400_000
             } else {
-                guard let v = t.int64s[day.slot][r] else { continue }
+                guard let v = times?[r] else { continue }
                 ms = v
             }
             daily.add(
