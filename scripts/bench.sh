@@ -11,8 +11,9 @@
 # distinct, and one whose receipts repeat their account's purchases, as real archives do. The second form is the
 # JWS export against a plain C loop for JWS (a corpus of about 10,000 JWS made in bench-out/ on the first run),
 # written to bench-out/jws.json and checked against the "jws" section of the thresholds. The third is the purchase
-# history's cost on short corpora (10,000 and 40,000 receipts, made on the first run), written to
-# bench-out/history.json and checked against "history_short".
+# history's cost on short corpora (10,000 and 40,000 receipts, made on the first run) and on the customer-history
+# corpus of the first form (made here when absent), written to bench-out/history.json and checked against
+# "history_short".
 # Exit status: non-zero on a regression. Wall-clock numbers mean little when `uptime` shows a load above the
 # core count; the CPU-time columns and ratios do not depend on it.
 set -euo pipefail

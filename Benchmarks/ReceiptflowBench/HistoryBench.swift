@@ -6,8 +6,8 @@ import ReceiptVerify
 
 let historyUsage = """
     usage: receiptflow-bench history [--short] [--count N] [--seed S] [--corpus FILE --corpus-nx FILE]
-                                     [--out DIR] [--threads N] [--repeat R] [--copies N] [--json FILE]
-                                     [--check FILE]
+                                     [--customers N] [--customer-corpus FILE] [--out DIR] [--threads N]
+                                     [--repeat R] [--copies N] [--json FILE] [--check FILE]
 
     End to end (zstd NDJSON in, Parquet out, verification on) with the purchase history on and off, in
     alternating pairs, over the corpus; then once with history on over a corpus about N times larger of
@@ -16,10 +16,15 @@ let historyUsage = """
     every occurrence goes through the spill (one partitioning level, as a large run at the default budget).
     Reports the CPU-time ratio on/off, peak RSS at both sizes and spill bytes per receipt. Below the budget
     memory grows with the distinct purchases; beyond it, it stays flat: rss_nx_over_1x_all_spilled compares
-    the two sizes both past the budget. --check reads the "history" section of a thresholds file.
+    the two sizes both past the budget. Last, the same on a customer-history corpus, where receipts repeat
+    their account's purchases as in real archives (customers_*): --no-history, the default export and the
+    default export with a 4 MiB budget, in rounds, each ratio the median round's. The corpus is the receipts
+    bench's, `receiptflow generate --customers N --years 3 --seed S` made in --out if absent with the same test
+    CA (--customers 8000, about 105,000 receipts; 0 skips it), or --customer-corpus FILE made with that CA.
+    --check reads the "history" section of a thresholds file.
 
-    --short is the CI form (about 35 s of CPU time, making the corpora included): --count 10000 --copies 4 --repeat 3
-    unless given, checked against the "history_short" section. A section's "target_min" and "target_max"
+    --short is the CI form (about 45 s of CPU time with making the short corpora, and 35 s more to make the
+    customer-history corpus when absent): --count 10000 --copies 4 --repeat 3 unless given, checked against the "history_short" section. A section's "target_min" and "target_max"
     are printed beside the measured values, as goals, without failing the check.
 
     Without --corpus, the plain generator makes both corpora: --count receipts, and --count x --copies
@@ -101,6 +106,8 @@ func runHistoryBenchmark(_ args: [String]) -> Int32 {
         var copies = short ? 4 : 10
         var json: String? = nil
         var check: String? = nil
+        var customers = 8000
+        var customerCorpus: String? = nil
         var i = 0
         func value() throws -> String {
             i += 1
@@ -114,6 +121,8 @@ func runHistoryBenchmark(_ args: [String]) -> Int32 {
             case "--seed": seed = UInt64(try RunOptions.number(try value(), "--seed"))
             case "--corpus": corpusPath = try value()
             case "--corpus-nx": corpusNxPath = try value()
+            case "--customers": customers = try RunOptions.number(try value(), "--customers")
+            case "--customer-corpus": customerCorpus = try value()
             case "--out": out = try value()
             case "--threads": threads = try RunOptions.number(try value(), "--threads")
             case "--repeat": repeats = try RunOptions.number(try value(), "--repeat")
@@ -158,7 +167,7 @@ func runHistoryBenchmark(_ args: [String]) -> Int32 {
         let offBest = off1.map(\.cpuSeconds).min() ?? 0
         let rss1 = on1.map(\.peakRSSMB).max() ?? 0
         let records1 = Double(on1[0].records)
-        let report: [String: Any] = [
+        var report: [String: Any] = [
             "threads": threads, "records_1x": on1[0].records, "records_nx": onN.records,
             "purchases_1x": on1[0].purchases, "purchases_nx": onN.purchases,
             "records_nx_over_1x": Double(onN.records) / records1,
@@ -197,6 +206,13 @@ func runHistoryBenchmark(_ args: [String]) -> Int32 {
             "on_over_off_cpu_nx": onN.cpuSeconds / offN.cpuSeconds,
             "rss_nx_over_1x_all_spilled": spilledN.peakRSSMB / max(spilled.peakRSSMB, 1),
         ]
+        if customers > 0 || customerCorpus != nil {
+            let c = try CustomerCorpus.prepare(
+                directory: out, customers: customers, years: 3, seed: seed, path: customerCorpus)
+            let runs = try runHistoryCustomers(
+                c, threads: threads, outDir: out + "/history-customers-parquet", repeats: repeats)
+            report.merge(runs) { old, _ in old }
+        }
         for k in report.keys.sorted() { print("history: \(k) = \(report[k]!)") }
         if let json {
             let data = try JSONSerialization.data(
