@@ -29,14 +29,13 @@ func runHistoryCustomers(_ customers: CustomerCorpus, threads: Int, outDir: Stri
         records = inMemory.records
     }
     try? FileManager.default.removeItem(atPath: outDir)
-    func median(_ v: [Double]) -> Double { v.sorted()[v.count / 2] }
     return [
         "customers_records": records,
         "customers_purchases": purchases,
         "customers_cpu_seconds_off": offCPU.min() ?? 0,
-        "customers_on_throughput_over_off_cpu": median(on),
+        "customers_on_throughput_over_off_cpu": BenchReport.median(on),
         "customers_on_throughput_over_off_cpu_runs": on,
-        "customers_all_spilled_throughput_over_off_cpu": median(spilled),
+        "customers_all_spilled_throughput_over_off_cpu": BenchReport.median(spilled),
         "customers_all_spilled_throughput_over_off_cpu_runs": spilled,
         "customers_spill_bytes_per_purchase_record_all_spilled": Double(spill?.spilledPurchaseBytes ?? 0)
             / Double(max(spill?.spilledPurchaseRecords ?? 0, 1)),

@@ -24,8 +24,9 @@ let historyUsage = """
     --check reads the "history" section of a thresholds file.
 
     --short is the CI form (about 45 s of CPU time with making the short corpora, and 35 s more to make the
-    customer-history corpus when absent): --count 10000 --copies 4 --repeat 3 unless given, checked against the "history_short" section. A section's "target_min" and "target_max"
-    are printed beside the measured values, as goals, without failing the check.
+    customer-history corpus when absent): --count 10000 --copies 4 --repeat 3 unless given, checked against the
+    "history_short" section. A section's "target_min" and "target_max" are printed beside the measured values,
+    as goals, without failing the check.
 
     Without --corpus, the plain generator makes both corpora: --count receipts, and --count x --copies
     (default 10) receipts of another seed. The corpus that shows the history's real work is a customer-history
