@@ -129,10 +129,7 @@ public final class HistoryCollector {
                     }
                 }
             }
-            if table.bytes > purchases.budget {
-                try purchases.spill(table.records)
-                table.removeAll()
-            }
+            if table.bytes > purchases.budget { try spillTable() }
         }
         for n in feed.renewals {
             try renewals.add(feed.text.withUnsafeBytes { RenewalRecord(n, input: input, text: $0) })
@@ -141,6 +138,12 @@ public final class HistoryCollector {
 
     /// Occurrences whose table memory `add` reads ahead at once.
     static let warmGroup = 16
+
+    /// Writes what the table holds to the purchases' spill and empties it.
+    private func spillTable() throws(HistoryError) {
+        let purchases = self.purchases
+        try table.drain { records throws(HistoryError) in try purchases.spill(records) }
+    }
 
     // MARK: - Resumable runs
 
@@ -156,7 +159,7 @@ public final class HistoryCollector {
         let relative = Self.partFolder(index)
         let final = Self.join(directory, relative)
         try makeDirectory(spillRoot)
-        try purchases.spill(table.drain())
+        try spillTable()
         try writeHorizon(into: purchasesSegmentPath)
         try writeFormat(into: purchasesSegmentPath)
         try purchases.seal(as: final, next: purchasesSegmentPath)
@@ -289,16 +292,21 @@ public final class HistoryCollector {
             }
             passQueue = queue
             var batch: [PurchaseRecord] = []
-            // Once the purchases have spilled, the table joins them on disk, so that it is not held beside the
-            // reduce's own tables.
-            if purchases.hasSpilled { try purchases.spill(table.drain()) }
-            try purchases.reduce(pending: table.drain()) { p throws(HistoryError) in
+            func emit(_ p: PurchaseRecord) throws(HistoryError) {
                 try state.add(p)
                 try purchaseRows.append(p, inputs: inputs)
                 if p.facts.expiresDate != nil {
                     batch.append(p)
                     if batch.count >= Self.periodBatch { try queue.hand(&batch) }
                 }
+            }
+            if !purchases.hasSpilled && table.drainsInOrder {
+                try table.drainInOrder(emit)
+            } else {
+                // Once the purchases have spilled, the table joins them on disk, so that it is not held beside the
+                // reduce's own tables; so does a compact table too large to be ordered where it is.
+                if purchases.hasSpilled || table.isCompact { try spillTable() }
+                try purchases.reduce(pending: table.drain(), emit)
             }
             try purchaseRows.flush()
             if !batch.isEmpty { try queue.hand(&batch) }

@@ -6,10 +6,10 @@ import Testing
 
 /// The in-memory purchase table: merging by key, its memory count, and the compact record's
 /// stored forms (the overlay kept apart, dates without optionals).
-@Suite("History purchase table")
-struct PurchaseTableTests {
+@Suite("History purchase record table")
+struct PurchaseRecordTableTests {
     /// Adds every occurrence of `feed` to `table`.
-    private func add(_ feed: HistoryFeed, to table: inout PurchaseTable, input: Int = 0) {
+    private func add(_ feed: HistoryFeed, to table: inout PurchaseRecordTable, input: Int = 0) {
         feed.text.withUnsafeBytes { t in
             for o in feed.purchases { table.add(o, input: input, text: UnsafeRawBufferPointer(rebasing: t[o.text])) }
         }
@@ -28,7 +28,7 @@ struct PurchaseTableTests {
 
     @Test("thousands of purchases are each held once, and a second pass over them merges into the same records")
     func mergesByKey() {
-        var table = PurchaseTable(budget: 64 << 20)
+        var table = PurchaseRecordTable(budget: 64 << 20)
         let n = 9_000
         add(batch(receipts(n)).history, to: &table)
         #expect(table.count == n)
@@ -45,7 +45,7 @@ struct PurchaseTableTests {
         "the table counts its records' values, what they allocated and its slots, and a spill's empty table only its slots"
     )
     func countsItsMemory() {
-        var table = PurchaseTable(budget: 64 << 20)
+        var table = PurchaseRecordTable(budget: 64 << 20)
         let empty = table.bytes
         add(batch(receipts(5_000)).history, to: &table)
         let held = table.records.reduce(0) { $0 + MemoryLayout<PurchaseRecord>.stride + $1.heapBytes }
@@ -61,7 +61,7 @@ struct PurchaseTableTests {
 
     @Test("draining takes every record out in the order added and leaves an empty table")
     func drains() {
-        var table = PurchaseTable(budget: 64 << 20)
+        var table = PurchaseRecordTable(budget: 64 << 20)
         add(batch(receipts(4_200)).history, to: &table)
         let before = Array(table.records).map(\.newest.line)
         let all = table.drain()

@@ -1,0 +1,167 @@
+import Foundation
+import ReceiptModel
+import Testing
+
+@testable import ReceiptHistory
+
+/// The compact form of purchase records: it reads back the values it was given, it merges occurrences as the
+/// record table does, and the table turns compact past its threshold without changing what it gives back.
+@Suite("History compact purchase table")
+struct CompactPurchaseTests {
+    /// A record's values as bytes (its spill encoding writes every value, byte strings by value).
+    private func values(_ r: PurchaseRecord) -> [UInt8] {
+        var w = SpillWriter()
+        r.encode(into: &w)
+        return w.bytes
+    }
+
+    private func key(_ r: PurchaseRecord) -> [UInt8] {
+        r.text.withUnsafeBytes { t in
+            [r.facts.environment.rawValue] + Array(t.span(r.facts.bundleID)) + [0] + Array(t.span(r.facts.transactionID))
+        }
+    }
+
+    /// Every occurrence of `feeds`, the i-th feed's as input i.
+    private func each(_ feeds: [HistoryFeed], _ body: (PurchaseOccurrence, Int, UnsafeRawBufferPointer) -> Void) {
+        for (input, feed) in feeds.enumerated() {
+            feed.text.withUnsafeBytes { t in
+                for o in feed.purchases { body(o, input, UnsafeRawBufferPointer(rebasing: t[o.text])) }
+            }
+        }
+    }
+
+    /// Receipts whose entries cover the forms a fact takes: ids that are numbers, that look like numbers but are
+    /// not written as one (a leading zero, 20 digits), that are not numbers, empty; dates absent, far in the past,
+    /// at the extremes; cancellations, tokens, user ids; receipts without a creation date.
+    private var varied: [Receipt] {
+        [
+            Receipt(
+                line: 1, created: day(2),
+                entries: [
+                    Entry(transactionID: "1000000123456789", originalTransactionID: "1000000123456789", purchase: day(1)),
+                    Entry(transactionID: "0123", product: "com.example.yearly", purchase: nil, quantity: nil),
+                    Entry(transactionID: "12345678901234567890", purchase: Int64.min, expires: Int64.max),
+                    Entry(transactionID: "9999999999999999999", originalTransactionID: "0", purchase: -1),
+                    Entry(transactionID: "tx-ab\u{0}c", originalTransactionID: "", product: "", trial: nil, intro: true),
+                    Entry(
+                        transactionID: "7", purchase: day(1), expires: day(31), cancellation: day(5), reason: 1,
+                        token: "3f6c0a36-54e2-4d6e-9f0c-6a0a0b3c7d11"),
+                ], user: "user-1", userField: true),
+            Receipt(line: 2, created: nil, bundle: "com.example.other", entries: [Entry(transactionID: "7")]),
+            Receipt(line: 3, created: Int64.min + 1, type: "Sandbox", entries: [Entry(transactionID: "7")]),
+        ]
+    }
+
+    @Test("a record's compact form reads back every value it was given")
+    func roundTrips() {
+        var records: [PurchaseRecord] = []
+        each([batch(varied).history]) { o, input, text in records.append(PurchaseRecord(o, input: input, text: text)) }
+        // Merged records too: counts, seen dates, and recencies apart from the newest.
+        each([batch(varied).history, batch(varied).history]) { o, input, text in
+            if input == 1, let i = records.firstIndex(where: { key($0) == key(PurchaseRecord(o, input: 0, text: text)) })
+            {
+                records[i].merge(o, input: input + 40_000_000_000, text: text)
+            }
+        }
+        var store = CompactPurchaseStore(budget: 1 << 20)
+        for r in records { store.insert(r) }
+        #expect(store.count == records.count)
+        for (i, r) in records.enumerated() { #expect(values(store.record(i)) == values(r)) }
+        #expect(records.contains { $0.occurrences == 2 && $0.cancelledAt != nil && $0.tokenAt != nil })
+    }
+
+    @Test("numbers are packed only when writing the value back gives the same bytes")
+    func numbers() {
+        func number(_ s: String) -> UInt64? { Array(s.utf8).withUnsafeBytes { CompactPurchase.number($0) } }
+        #expect(number("0") == 0)
+        #expect(number("1000000123456789") == 1_000_000_123_456_789)
+        #expect(number("9999999999999999999") == 9_999_999_999_999_999_999)
+        for s in ["", "01", "00", "12345678901234567890", "1a", "-1", "+1", " 1", "1.0"] { #expect(number(s) == nil) }
+        for v: UInt64 in [0, 7, 10, 99, 1_000_000_000_000, 9_999_999_999_999_999_999] {
+            var out: [UInt8] = [42]
+            CompactPurchase.appendDigits(v, to: &out)
+            #expect(out == [42] + Array(String(v).utf8))
+        }
+    }
+
+    /// A history whose occurrences repeat, change, come out of order and lack dates: the same purchases over
+    /// several inputs.
+    private var history: [HistoryFeed] {
+        let ids = (0..<300).map { String(2_000_000 + $0) } + ["0042", "x-1"]
+        return (0..<6).map { k in
+            let k64 = Int64(k)
+            // Input 4 is older than every other one; input 5 has no creation dates.
+            let created: Int64? = k == 5 ? nil : day(k == 4 ? 1 : 10 + k64)
+            let receipts = stride(from: 0, to: ids.count, by: 7).map { start in
+                Receipt(
+                    line: Int64(start + 1), created: created,
+                    entries: ids[start..<min(start + 7, ids.count)].enumerated().map { j, id in
+                        var e = Entry(transactionID: id, originalTransactionID: ids[start], purchase: day(1))
+                        if (start + j) % 5 == k % 5 { e.product = "com.example.p\(k)" }
+                        if (start + j) % 11 == k { e.cancellation = day(20 + k64) }
+                        if (start + j) % 13 == k { e.reason = 1 }
+                        if (start + j) % 3 == k % 3 { e.token = "token-\(k % 2)" }
+                        if k == 2 { e.expires = day(40) }
+                        return e
+                    }, user: k % 2 == 0 ? "user-\(k)" : nil, userField: true)
+            }
+            return batch(receipts).history
+        }
+    }
+
+    @Test("the compact store merges occurrences into the same values as the record table")
+    func mergesAsRecords() throws {
+        var records = PurchaseRecordTable(budget: 64 << 20)
+        var store = CompactPurchaseStore(budget: 64 << 20)
+        each(history) { o, input, text in
+            records.add(o, input: input, text: text)
+            store.add(o, input: input, text: text)
+        }
+        #expect(store.count == records.count && store.count == 302)
+        #expect(store.dead > 0)
+        var compact: [PurchaseRecord] = []
+        try store.drain(chunk: 50) { chunk throws(HistoryError) in
+            #expect(chunk.count <= 50)
+            compact += chunk
+        }
+        #expect(store.isEmpty && store.bytes < 64 << 10)
+        let expected = records.drain().sorted { key($0).lexicographicallyPrecedes(key($1)) }
+        compact.sort { key($0).lexicographicallyPrecedes(key($1)) }
+        #expect(compact.map(values) == expected.map(values))
+        #expect(expected.contains { $0.occurrences == 6 && $0.cancelledAt != nil && $0.userAt != nil })
+    }
+
+    @Test("the table turns compact past three quarters of its budget, in a fraction of the memory, and gives the same records")
+    func turnsCompact() throws {
+        var receipts: [Receipt] = []
+        for start in stride(from: 0, to: 40_000, by: 8) {
+            let original = String(5_000_000 + start)
+            let entries = (start..<(start + 8)).map { (i: Int) -> Entry in
+                Entry(transactionID: String(5_000_000 + i), originalTransactionID: original)
+            }
+            receipts.append(Receipt(line: Int64(start + 1), created: day(3), entries: entries))
+        }
+        let feed = batch(receipts).history
+        var records = PurchaseRecordTable(budget: 64 << 20)
+        var table = PurchaseTable(budget: 12 << 20)
+        var peak = 0
+        each([feed, feed]) { o, input, text in
+            records.add(o, input: input, text: text)
+            table.add(o, input: input, text: text)
+            peak = max(peak, table.bytes)
+        }
+        let (compact, count, bytes, inOrder) = (table.isCompact, table.count, table.bytes, table.drainsInOrder)
+        #expect(compact && count == 40_000)
+        #expect(peak <= 12 << 20)
+        #expect(bytes * 2 < records.bytes)
+        #expect(inOrder)
+        var ordered: [PurchaseRecord] = []
+        try table.drainInOrder { r throws(HistoryError) in ordered.append(r) }
+        let empty = table.isEmpty
+        #expect(empty)
+        let expected = records.drain()
+        let order = PurchaseRecord.rowOrder(expected).map { expected[Int($0)] }
+        #expect(ordered.map(values) == order.map(values))
+        #expect(ordered.allSatisfy { $0.occurrences == 2 })
+    }
+}
