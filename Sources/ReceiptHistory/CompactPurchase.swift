@@ -147,7 +147,7 @@ private struct CompactFactsEncoder: PurchaseFactVisitor {
         guard let s = v else { return w.u8(0) }
         let b = text.span(s)
         if CompactPurchase.isCoded(k) {
-            w.varint(UInt64(dictionary.code(b)) + 1)
+            w.varint(UInt64(dictionary.code(b, field: k & 7)) + 1)
         } else if let n = CompactPurchase.number(b) {
             w.u8(1)
             w.varint(n)

@@ -40,12 +40,13 @@ struct CompactPurchaseStore {
 
     /// Room left after a record's merge state, so that a state that grows by a few bytes stays in place.
     static let stateRoom = 4
-    /// The largest budget a store takes: offsets into its bytes are 32-bit.
-    static let maxBudget = 3 << 30
+    /// The budgets a table takes the compact form under: from 1 MiB (below, a table holds so few records that
+    /// their form matters little) to 3 GiB (offsets into a store's bytes are 32-bit).
+    static let budgets = (1 << 20)...(3 << 30)
     private static let initialSlotBits: UInt64 = 10
 
     init(budget: Int) {
-        reservation = min(max(budget, 0), Self.maxBudget)
+        reservation = min(max(budget, 0), Self.budgets.upperBound)
         slotBits = Self.initialSlotBits
         slots = [UInt64](repeating: 0, count: 1 << Int(Self.initialSlotBits))
     }
@@ -216,10 +217,17 @@ struct CompactPurchaseStore {
     mutating func drainInOrder(_ body: (PurchaseRecord) throws(HistoryError) -> Void) throws(HistoryError) {
         var keys = OrderKeys()
         keys.reserve(records: entries.count)
-        for i in entries.indices {
-            let r = record(i)
+        // The keys come from the facts alone, decoded into one reused buffer.
+        var text: [UInt8] = []
+        for e in entries {
+            text.removeAll(keepingCapacity: true)
+            let facts = arena.withUnsafeBytes { a in
+                var r = SpillReader(a.span(Int(e.offset), Int(e.facts)))
+                return CompactPurchase.decodeFacts(&r, dictionary: dictionary, text: &text)
+            }
+            guard let facts else { preconditionFailure("a compact purchase record does not read back") }
             keys.begin()
-            r.text.withUnsafeBytes { t in _ = PurchaseRecord.appendOrderKey(r.facts, text: t, to: &keys.bytes) }
+            text.withUnsafeBytes { t in _ = PurchaseRecord.appendOrderKey(facts, text: t, to: &keys.bytes) }
         }
         for i in keys.sortedPositions() { try body(record(Int(i))) }
         removeAll()

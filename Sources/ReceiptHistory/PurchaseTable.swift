@@ -35,7 +35,7 @@ struct PurchaseTable {
             return
         }
         records.add(o, input: input, text: text)
-        if records.bytes > budget / 4 * 3 && budget <= CompactPurchaseStore.maxBudget { becomeCompact() }
+        if records.bytes > budget / 4 * 3 && CompactPurchaseStore.budgets.contains(budget) { becomeCompact() }
     }
 
     /// Moves the records into the compact form.

@@ -7,12 +7,16 @@
 struct TextDictionary {
     /// Every string's bytes, one after the other.
     private var pool: [UInt8] = []
-    /// Where string n starts in `pool`; `starts[n + 1]` is where it ends.
-    private var starts: [Int32] = [0]
+    /// Where string n starts in `pool`; `starts[n + 1]` is where it ends (empty while there is no string).
+    private var starts: [Int32] = []
     /// Each string's hash, by number.
     private var hashes: [Int] = []
-    /// Number + 1 (0: empty); the count is a power of two.
-    private var slots = [Int32](repeating: 0, count: 64)
+    /// Number + 1 (0: empty); the count is a power of two (none until the first string: an empty dictionary
+    /// allocates nothing).
+    private var slots: [Int32] = []
+    /// The number each of a few callers' fields was given last (-1: none), tried before the index: a field
+    /// mostly repeats its last string (a receipt's bundle id, a subscription's product id).
+    private var recent: [Int] = []
 
     var count: Int { hashes.count }
 
@@ -21,6 +25,10 @@ struct TextDictionary {
 
     /// The number of `b`, added when new.
     mutating func code(_ b: UnsafeRawBufferPointer) -> Int {
+        if slots.isEmpty {
+            slots = [Int32](repeating: 0, count: 64)
+            starts = [0]
+        }
         var hasher = Hasher()
         hasher.combine(bytes: b)
         let h = hasher.finalize()
@@ -37,6 +45,18 @@ struct TextDictionary {
         hashes.append(h)
         slots[s] = Int32(n + 1)
         if hashes.count * 2 > slots.count { grow() }
+        return n
+    }
+
+    /// The number of `b`, for the caller's field `field` (0 to 7): the field's last number when it holds the same
+    /// bytes, else as `code(_:)`.
+    @inline(__always)
+    mutating func code(_ b: UnsafeRawBufferPointer, field: Int) -> Int {
+        if recent.isEmpty { recent = [Int](repeating: -1, count: 8) }
+        let last = recent[field]
+        if last >= 0 && holds(b, at: last) { return last }
+        let n = code(b)
+        recent[field] = n
         return n
     }
 
@@ -60,9 +80,9 @@ struct TextDictionary {
     /// Forgets every string (their numbers with them), keeping the storage.
     mutating func removeAll() {
         pool.removeAll(keepingCapacity: true)
-        starts.removeAll(keepingCapacity: true)
-        starts.append(0)
+        if !starts.isEmpty { starts.removeSubrange(1...) }
         hashes.removeAll(keepingCapacity: true)
+        for i in recent.indices { recent[i] = -1 }
         slots.withUnsafeMutableBufferPointer { s in
             for i in s.indices { s[i] = 0 }
         }

@@ -17,7 +17,8 @@ struct CompactPurchaseTests {
 
     private func key(_ r: PurchaseRecord) -> [UInt8] {
         r.text.withUnsafeBytes { t in
-            [r.facts.environment.rawValue] + Array(t.span(r.facts.bundleID)) + [0] + Array(t.span(r.facts.transactionID))
+            [r.facts.environment.rawValue] + Array(t.span(r.facts.bundleID)) + [0]
+                + Array(t.span(r.facts.transactionID))
         }
     }
 
@@ -38,11 +39,13 @@ struct CompactPurchaseTests {
             Receipt(
                 line: 1, created: day(2),
                 entries: [
-                    Entry(transactionID: "1000000123456789", originalTransactionID: "1000000123456789", purchase: day(1)),
+                    Entry(
+                        transactionID: "1000000123456789", originalTransactionID: "1000000123456789", purchase: day(1)),
                     Entry(transactionID: "0123", product: "com.example.yearly", purchase: nil, quantity: nil),
                     Entry(transactionID: "12345678901234567890", purchase: Int64.min, expires: Int64.max),
                     Entry(transactionID: "9999999999999999999", originalTransactionID: "0", purchase: -1),
-                    Entry(transactionID: "tx-ab\u{0}c", originalTransactionID: "", product: "", trial: nil, intro: true),
+                    Entry(
+                        transactionID: "tx-ab\u{0}c", originalTransactionID: "", product: "", trial: nil, intro: true),
                     Entry(
                         transactionID: "7", purchase: day(1), expires: day(31), cancellation: day(5), reason: 1,
                         token: "3f6c0a36-54e2-4d6e-9f0c-6a0a0b3c7d11"),
@@ -58,7 +61,8 @@ struct CompactPurchaseTests {
         each([batch(varied).history]) { o, input, text in records.append(PurchaseRecord(o, input: input, text: text)) }
         // Merged records too: counts, seen dates, and recencies apart from the newest.
         each([batch(varied).history, batch(varied).history]) { o, input, text in
-            if input == 1, let i = records.firstIndex(where: { key($0) == key(PurchaseRecord(o, input: 0, text: text)) })
+            if input == 1,
+                let i = records.firstIndex(where: { key($0) == key(PurchaseRecord(o, input: 0, text: text)) })
             {
                 records[i].merge(o, input: input + 40_000_000_000, text: text)
             }
@@ -131,7 +135,9 @@ struct CompactPurchaseTests {
         #expect(expected.contains { $0.occurrences == 6 && $0.cancelledAt != nil && $0.userAt != nil })
     }
 
-    @Test("the table turns compact past three quarters of its budget, in a fraction of the memory, and gives the same records")
+    @Test(
+        "the table turns compact past three quarters of its budget, in a fraction of the memory, and gives the same records"
+    )
     func turnsCompact() throws {
         var receipts: [Receipt] = []
         for start in stride(from: 0, to: 40_000, by: 8) {
@@ -163,5 +169,44 @@ struct CompactPurchaseTests {
         let order = PurchaseRecord.rowOrder(expected).map { expected[Int($0)] }
         #expect(ordered.map(values) == order.map(values))
         #expect(ordered.allSatisfy { $0.occurrences == 2 })
+    }
+
+    @Test(
+        "the history's tables are the same whether its purchases stay records, turn compact, or turn compact and spill")
+    func tablesDoNotDependOnTheForm() throws {
+        // 3,000 accounts, each with monthly renewals, sending a receipt with its whole history every month for a
+        // year: 36,000 purchases, each seen up to 12 times.
+        var batches: [(ColumnBatch, Int)] = []
+        for month in 0..<12 {
+            var receipts: [Receipt] = []
+            for account in 0..<3_000 {
+                let original = String(70_000_000 + account * 100)
+                let entries = (0...month).map { (m: Int) -> Entry in
+                    let start = day(Int64(m * 30))
+                    return Entry(
+                        transactionID: String(70_000_000 + account * 100 + m), originalTransactionID: original,
+                        product: account % 3 == 0 ? "com.example.yearly" : "com.example.monthly", purchase: start,
+                        expires: start + 30 * 86_400_000, cancellation: account % 97 == m ? start + 86_400_000 : nil,
+                        reason: account % 97 == m ? 1 : nil)
+                }
+                receipts.append(
+                    Receipt(line: Int64(account + 1), created: day(Int64(month * 30 + 1)), entries: entries))
+            }
+            batches.append((batch(receipts), month))
+        }
+        let inputs = (0..<12).map { "month-\($0).ndjson" }
+        let asOf = day(400)
+        let (records, _) = try runHistory(batches, inputs: inputs, asOf: asOf, memoryBudget: 1 << 30)
+        let (compact, _) = try runHistory(batches, inputs: inputs, asOf: asOf, memoryBudget: 12 << 20)
+        let (spilled, _) = try runHistory(batches, inputs: inputs, asOf: asOf, memoryBudget: 1 << 20, threads: 2)
+        #expect(records.result.purchases == 36_000 && records.result.spilledBytes == 0)
+        #expect(compact.result.spilledBytes == 0)
+        #expect(spilled.result.spilledPurchaseRecords > 36_000)
+        for run in [compact, spilled] {
+            #expect(run.purchasesCSV == records.purchasesCSV)
+            #expect(run.subscriptionsCSV == records.subscriptionsCSV)
+            #expect(run.eventsCSV == records.eventsCSV)
+            #expect(run.dailyCSV == records.dailyCSV)
+        }
     }
 }
