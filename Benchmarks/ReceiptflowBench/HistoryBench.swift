@@ -13,7 +13,7 @@ let historyUsage = """
     alternating pairs, over the corpus; then once with history on over a corpus about N times larger of
     distinct data (so that distinct purchases grow N times: reading one file N times would only repeat
     them), at the default budget; then once more over each corpus with a 4 MiB history budget, so that
-    every occurrence goes through the spill (one partitioning level, as a large run at the default budget).
+    the history spills as it goes (one partitioning level, as a large run at the default budget).
     Reports the CPU-time ratio on/off, peak RSS at both sizes and spill bytes per receipt. Below the budget
     memory grows with the distinct purchases; beyond it, it stays flat: rss_nx_over_1x_all_spilled compares
     the two sizes both past the budget. Last, the same on a customer-history corpus, where receipts repeat

@@ -160,11 +160,7 @@ private struct CompactFactsEncoder: PurchaseFactVisitor {
     mutating func int32(_ name: StaticString, _ v: inout Int32?) { w.optional(v.map { Int64($0) }) }
     mutating func int64(_ name: StaticString, _ v: inout Int64?) { w.optional(v) }
 
-    mutating func timestamp(_ name: StaticString, _ v: inout Int64?) {
-        guard let t = v else { return w.u8(0) }
-        w.optional(t &- base)
-        base = t
-    }
+    mutating func timestamp(_ name: StaticString, _ v: inout Int64?) { w.timestamp(v, after: &base) }
 
     mutating func bool(_ name: StaticString, _ v: inout Bool?) { w.bool(v) }
 }

@@ -76,6 +76,15 @@ struct SpillWriter {
         u8(v ? 2 : 1)
     }
 
+    /// A timestamp as its difference from `base`, which then becomes it (a record's dates lie close together);
+    /// nil as a single 0.
+    @inline(__always)
+    mutating func timestamp(_ v: Int64?, after base: inout Int64) {
+        guard let t = v else { return u8(0) }
+        optional(t &- base)
+        base = t
+    }
+
     /// An optional signed value in one varint: 0 for nil, otherwise its zigzag code plus one (65 bits for the one
     /// value whose code is `UInt64.max`).
     @inline(__always)
