@@ -2,8 +2,8 @@ import Foundation
 import ReceiptModel
 
 /// Purchases merged by key in their compact form (`CompactPurchase`), for a history larger than its memory budget
-/// holds as records: a record takes about a third of the memory, so that a long archive spills its purchases
-/// about a third as often.
+/// holds as records: a record takes about a third of the memory, so that a budget-full of input is about three
+/// times as long and a long archive spills each purchase about half as often.
 ///
 /// Records lie one after the other in one byte array (reserved for the budget: address space, whose pages become
 /// memory as records fill them), each its facts then its merge state with a few bytes of room. An occurrence that
@@ -76,7 +76,7 @@ struct CompactPurchaseStore {
             if slots[s] >> 32 == tag {
                 let i = Int(truncatingIfNeeded: slots[s] & 0xffff_ffff) - 1
                 if holds(i, prefix: keyBytes) {
-                    if holds(i, prefix: scratch.bytes.count) && entries[i].facts == scratch.bytes.count {
+                    if entries[i].facts == scratch.bytes.count && holds(i, prefix: scratch.bytes.count) {
                         var state = self.state(i)
                         state.merge(o, recency: recency)
                         write(state, of: i)
