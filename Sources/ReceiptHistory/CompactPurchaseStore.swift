@@ -9,7 +9,7 @@ import ReceiptModel
 /// memory as records fill them), each its facts then its merge state with a few bytes of room. An occurrence that
 /// repeats the facts held (their bytes equal the occurrence's, encoded the same way) merges into the state in
 /// place; one that changes them merges into the decoded record, which is written anew at the end (the old bytes
-/// count as `dead` until the store is emptied). The index of slots maps the high 32 bits of a key's hash to its
+/// count as `dead` until the store is emptied or `drainColdest` moves the records it keeps together). The index of slots maps the high 32 bits of a key's hash to its
 /// record (a power of two slots, at most half used, probed from the hash's top bits); a hit is confirmed by the
 /// key's bytes, which begin the facts.
 struct CompactPurchaseStore {
@@ -18,6 +18,8 @@ struct CompactPurchaseStore {
         var offset: UInt32
         /// Bytes of its facts.
         var facts: UInt32
+        /// `clock` when an occurrence was last added to it.
+        var touched: UInt32
         /// Bytes given to its merge state: what it holds and room to grow.
         var state: UInt8
     }
@@ -37,7 +39,11 @@ struct CompactPurchaseStore {
     private let reservation: Int
     /// What `warm` read, kept so that its reads are not optimised away.
     private var warmth: UInt64 = 0
+    /// Occurrences added so far (it stops at its maximum): how recently a record was added to.
+    private var clock: UInt32 = 0
 
+    /// `drainColdest` gives at least one in this many records (the least recently added to).
+    static let coldShare = 8
     /// Room left after a record's merge state, so that a state that grows by a few bytes stays in place.
     static let stateRoom = 4
     /// The budgets a table takes the compact form under: from 1 MiB (below, a table holds so few records that
@@ -72,6 +78,7 @@ struct CompactPurchaseStore {
         let tag = o.keyHash >> 32
         let mask = slots.count - 1
         var s = slot(tag)
+        if clock < UInt32.max { clock += 1 }
         while slots[s] != 0 {
             if slots[s] >> 32 == tag {
                 let i = Int(truncatingIfNeeded: slots[s] & 0xffff_ffff) - 1
@@ -85,6 +92,7 @@ struct CompactPurchaseStore {
                         r.merge(o, input: input, text: text)
                         replace(i, with: r)
                     }
+                    entries[i].touched = clock
                     return
                 }
             }
@@ -133,7 +141,7 @@ struct CompactPurchaseStore {
         arena.append(contentsOf: stateScratch.bytes)
         arena.append(contentsOf: repeatElement(0, count: Self.stateRoom))
         return Entry(
-            offset: UInt32(offset), facts: UInt32(scratch.bytes.count),
+            offset: UInt32(offset), facts: UInt32(scratch.bytes.count), touched: clock,
             state: UInt8(stateScratch.bytes.count + Self.stateRoom))
     }
 
@@ -206,6 +214,96 @@ struct CompactPurchaseStore {
         }
         if !batch.isEmpty { try body(batch) }
         removeAll()
+    }
+
+    /// Gives the records added to least recently, about one in `coldShare`, to `body`, decoded, at most `chunk`
+    /// at a time; keeps the others, moved together at the start of the arena (the dead bytes go). In an archive
+    /// whose accounts send receipts over time, the records that accounts still add to stay in memory across
+    /// spills, so that they are not written to the spill again at every one.
+    mutating func drainColdest(chunk: Int, _ body: ([PurchaseRecord]) throws(HistoryError) -> Void)
+        throws(HistoryError)
+    {
+        let cold = coldest()
+        var batch: [PurchaseRecord] = []
+        batch.reserveCapacity(min(chunk, entries.count))
+        for i in entries.indices where cold(entries[i].touched) {
+            batch.append(record(i))
+            if batch.count >= chunk {
+                try body(batch)
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        if !batch.isEmpty { try body(batch) }
+        keep { !cold($0.touched) }
+    }
+
+    /// Whether a record last added to at a clock reading is among the least recent: the readings are counted in
+    /// buckets, and the oldest buckets that hold at least one in `coldShare` of the records are cold.
+    private func coldest() -> (UInt32) -> Bool {
+        let buckets = 256
+        var oldest = clock
+        for e in entries { oldest = min(oldest, e.touched) }
+        let span = UInt64(clock - oldest) + 1
+        let from = oldest
+        let bucket = { (t: UInt32) -> Int in Int(UInt64(t - from) * UInt64(buckets) / span) }
+        var counts = [Int](repeating: 0, count: buckets)
+        for e in entries { counts[bucket(e.touched)] += 1 }
+        var last = 0
+        var sum = 0
+        while last < buckets - 1 {
+            sum += counts[last]
+            if sum * Self.coldShare >= entries.count { break }
+            last += 1
+        }
+        let cut = last
+        return { bucket($0) <= cut }
+    }
+
+    /// Keeps the records that `kept` accepts and drops the others: their bytes move together at the start of the
+    /// arena, their entries keep their order, the index is rebuilt over them, and the clock is set back so that the
+    /// oldest kept reading is 0 (the readings span only the records held, and the clock does not run out).
+    private mutating func keep(_ kept: (Entry) -> Bool) {
+        // Each record's tag (the high bits of its key's hash), from the slot that points at it.
+        var tags = [UInt32](repeating: 0, count: entries.count)
+        for v in slots where v != 0 { tags[Int(truncatingIfNeeded: v & 0xffff_ffff) - 1] = UInt32(v >> 32) }
+        var byOffset: [Int32] = []
+        var base = clock
+        for i in entries.indices where kept(entries[i]) {
+            byOffset.append(Int32(i))
+            base = min(base, entries[i].touched)
+        }
+        byOffset.sort { entries[Int($0)].offset < entries[Int($1)].offset }
+        // Records move only towards the start, in the order they lie: a copy never overwrites one still to move.
+        var end = 0
+        for i in byOffset.lazy.map(Int.init) {
+            let (from, n) = (Int(entries[i].offset), Int(entries[i].facts) + Int(entries[i].state))
+            if from != end {
+                arena.withUnsafeMutableBytes { a in memmove(a.baseAddress! + end, a.baseAddress! + from, n) }
+            }
+            entries[i].offset = UInt32(end)
+            end += n
+        }
+        arena.removeLast(arena.count - end)
+        dead = 0
+        var count = 0
+        for i in entries.indices where kept(entries[i]) {
+            entries[count] = entries[i]
+            entries[count].touched -= base
+            tags[count] = tags[i]
+            count += 1
+        }
+        entries.removeLast(entries.count - count)
+        clock -= base
+        slots.withUnsafeMutableBufferPointer { s in
+            for i in s.indices { s[i] = 0 }
+        }
+        let mask = slots.count - 1
+        for i in 0..<count {
+            let tag = UInt64(tags[i])
+            var s = slot(tag)
+            while slots[s] != 0 { s = (s + 1) & mask }
+            slots[s] = tag << 32 | UInt64(i + 1)
+        }
     }
 
     /// About the bytes `drainInOrder` takes per record beside the store: its order key and the sort's arrays.

@@ -129,7 +129,10 @@ public final class HistoryCollector {
                     }
                 }
             }
-            if table.bytes > purchases.budget { try spillTable() }
+            if table.bytes > purchases.budget {
+                let purchases = self.purchases
+                try table.drainColdest { records throws(HistoryError) in try purchases.spill(records) }
+            }
         }
         for n in feed.renewals {
             try renewals.add(feed.text.withUnsafeBytes { RenewalRecord(n, input: input, text: $0) })
@@ -303,9 +306,13 @@ public final class HistoryCollector {
             if !purchases.hasSpilled && table.drainsInOrder {
                 try table.drainInOrder(emit)
             } else {
-                // Once the purchases have spilled, the table joins them on disk, so that it is not held beside the
-                // reduce's own tables; so does a compact table too large to be ordered where it is.
-                if purchases.hasSpilled || table.isCompact { try spillTable() }
+                // Once the purchases have spilled, the table joins them on disk and lets its storage go, so that
+                // it is not held beside the reduce's own tables; so does a compact table too large to be ordered
+                // where it is.
+                if purchases.hasSpilled || table.isCompact {
+                    try spillTable()
+                    table = PurchaseTable(budget: budget)
+                }
                 try purchases.reduce(pending: table.drain(), emit)
             }
             try purchaseRows.flush()

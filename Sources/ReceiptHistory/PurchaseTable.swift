@@ -3,7 +3,8 @@ import ReceiptModel
 /// The purchases merged by key in memory, within a budget, in one of two forms: as records
 /// (`PurchaseRecordTable`), the fastest to merge into and to write out, until they take three quarters of the
 /// budget; then, for the rest of the run, in their compact form (`CompactPurchaseStore`), about a third of the
-/// memory a record takes, so that a history larger than the budget spills about a third as often. The records
+/// memory a record takes, so that a history larger than the budget spills less often, and only the records least
+/// recently added to (`drainColdest`). The records
 /// move into the compact form at once, within the budget (the compact copy of three quarters of it takes about a
 /// quarter). Either form merges the same values, so the rows do not depend on when the table changed form.
 struct PurchaseTable {
@@ -59,6 +60,17 @@ struct PurchaseTable {
         }
         try body(records.records)
         records.removeAll()
+    }
+
+    /// Gives records to `body` to make room: a compact table those added to least recently
+    /// (`CompactPurchaseStore.drainColdest`), keeping the rest, or all of them when that frees less than a
+    /// sixteenth of the budget (the index and the dictionary stay, so that spills would come ever sooner); a table
+    /// of records all of them, as `drain(_:)`.
+    mutating func drainColdest(_ body: ([PurchaseRecord]) throws(HistoryError) -> Void) throws(HistoryError) {
+        guard compact != nil else { return try drain(body) }
+        let before = bytes
+        try compact!.drainColdest(chunk: chunk, body)
+        if before - bytes < budget / 16 { try drain(body) }
     }
 
     /// Whether `drainInOrder` takes the records: the table is compact and their order keys fit beside it in half

@@ -171,6 +171,57 @@ struct CompactPurchaseTests {
         #expect(ordered.allSatisfy { $0.occurrences == 2 })
     }
 
+    @Test("a spill to make room takes the records added to least recently and keeps the others in place of the rest")
+    func drainsTheColdest() throws {
+        func feed(_ first: Int) -> HistoryFeed {
+            var receipts: [Receipt] = []
+            for start in stride(from: first, to: first + 800, by: 8) {
+                let entries = (start..<(start + 8)).map { (i: Int) -> Entry in
+                    Entry(transactionID: String(9_000_000 + i))
+                }
+                receipts.append(Receipt(line: Int64(start + 1), created: day(3), entries: entries))
+            }
+            return batch(receipts).history
+        }
+        // Purchases 0..<800 are added to once, first; 800..<1600 three times, the last two after all of the first.
+        let (cold, hot) = (feed(0), feed(800))
+        var records = PurchaseRecordTable(budget: 64 << 20)
+        var store = CompactPurchaseStore(budget: 64 << 20)
+        each([cold, hot, hot]) { o, input, text in
+            records.add(o, input: input, text: text)
+            store.add(o, input: input, text: text)
+        }
+        let before = store.bytes
+        var spilled: [PurchaseRecord] = []
+        try store.drainColdest(chunk: 64) { chunk throws(HistoryError) in spilled += chunk }
+        let coldKeys = Set(cold.purchases.map(\.keyHash))
+        #expect(spilled.count >= 1_600 / CompactPurchaseStore.coldShare && spilled.count < 800)
+        #expect(spilled.allSatisfy { r in r.occurrences == 1 })
+        #expect(store.count == 1_600 - spilled.count && store.bytes < before && store.dead == 0)
+        // The kept records are found again by key after the move: adding to them adds no record.
+        each([cold, hot, hot, hot]) { o, input, text in
+            if input == 3 {
+                records.add(o, input: input, text: text)
+                store.add(o, input: input, text: text)
+            }
+        }
+        #expect(store.count == 1_600 - spilled.count)
+        var rest: [PurchaseRecord] = []
+        try store.drain(chunk: 1_000) { chunk throws(HistoryError) in rest += chunk }
+        let all = (spilled + rest).sorted { key($0).lexicographicallyPrecedes(key($1)) }
+        let expected = records.drain().sorted { key($0).lexicographicallyPrecedes(key($1)) }
+        #expect(all.map(values) == expected.map(values))
+        func keyHash(_ r: PurchaseRecord) -> UInt64 {
+            r.text.withUnsafeBytes { t in
+                PurchaseOccurrence.keyHash(
+                    environment: r.facts.environment.rawValue, bundleID: t.span(r.facts.bundleID),
+                    transactionID: t.span(r.facts.transactionID))
+            }
+        }
+        #expect(Set(spilled.map(keyHash)).isSubset(of: coldKeys))
+        #expect(Set(hot.purchases.map(\.keyHash)).isSubset(of: Set(rest.map(keyHash))))
+    }
+
     @Test(
         "the history's tables are the same whether its purchases stay records, turn compact, or turn compact and spill")
     func tablesDoNotDependOnTheForm() throws {
@@ -199,10 +250,12 @@ struct CompactPurchaseTests {
         let (records, _) = try runHistory(batches, inputs: inputs, asOf: asOf, memoryBudget: 1 << 30)
         let (compact, _) = try runHistory(batches, inputs: inputs, asOf: asOf, memoryBudget: 12 << 20)
         let (spilled, _) = try runHistory(batches, inputs: inputs, asOf: asOf, memoryBudget: 1 << 20, threads: 2)
+        let (partly, _) = try runHistory(batches, inputs: inputs, asOf: asOf, memoryBudget: 3 << 20)
         #expect(records.result.purchases == 36_000 && records.result.spilledBytes == 0)
         #expect(compact.result.spilledBytes == 0)
         #expect(spilled.result.spilledPurchaseRecords > 36_000)
-        for run in [compact, spilled] {
+        #expect(partly.result.spilledPurchaseRecords > 0)
+        for run in [compact, spilled, partly] {
             #expect(run.purchasesCSV == records.purchasesCSV)
             #expect(run.subscriptionsCSV == records.subscriptionsCSV)
             #expect(run.eventsCSV == records.eventsCSV)
