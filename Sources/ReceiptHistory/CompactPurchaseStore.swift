@@ -9,9 +9,9 @@ import ReceiptModel
 /// memory as records fill them), each its facts then its merge state with a few bytes of room. An occurrence that
 /// repeats the facts held (their bytes equal the occurrence's, encoded the same way) merges into the state in
 /// place; one that changes them merges into the decoded record, which is written anew at the end (the old bytes
-/// count as `dead` until the store is emptied or `drainColdest` moves the records it keeps together). The index of slots maps the high 32 bits of a key's hash to its
-/// record (a power of two slots, at most half used, probed from the hash's top bits); a hit is confirmed by the
-/// key's bytes, which begin the facts.
+/// count as `dead` until the store is emptied or `drainColdest` moves the records it keeps together). The index of
+/// slots maps the high 32 bits of a key's hash to its record (a power of two slots, at most half used, probed from
+/// the hash's top bits); a hit is confirmed by the key's bytes, which begin the facts.
 struct CompactPurchaseStore {
     private struct Entry {
         /// Where the record starts in `arena`.
@@ -112,12 +112,8 @@ struct CompactPurchaseStore {
                 environment: r.facts.environment.rawValue, bundleID: t.span(r.facts.bundleID),
                 transactionID: t.span(r.facts.transactionID))
         }
-        let tag = h >> 32
-        let mask = slots.count - 1
-        var s = slot(tag)
-        while slots[s] != 0 { s = (s + 1) & mask }
         entries.append(put(CompactMergeState(r)))
-        slots[s] = tag << 32 | UInt64(entries.count)
+        place((h >> 32) << 32 | UInt64(entries.count))
         if entries.count * 2 > slots.count { grow() }
     }
 
@@ -294,16 +290,8 @@ struct CompactPurchaseStore {
         }
         entries.removeLast(entries.count - count)
         clock -= base
-        slots.withUnsafeMutableBufferPointer { s in
-            for i in s.indices { s[i] = 0 }
-        }
-        let mask = slots.count - 1
-        for i in 0..<count {
-            let tag = UInt64(tags[i])
-            var s = slot(tag)
-            while slots[s] != 0 { s = (s + 1) & mask }
-            slots[s] = tag << 32 | UInt64(i + 1)
-        }
+        clearSlots()
+        for i in 0..<count { place(UInt64(tags[i]) << 32 | UInt64(i + 1)) }
     }
 
     /// About the bytes `drainInOrder` takes per record beside the store: its order key and the sort's arrays.
@@ -335,9 +323,7 @@ struct CompactPurchaseStore {
     mutating func removeAll() {
         arena.removeAll(keepingCapacity: true)
         entries.removeAll(keepingCapacity: true)
-        slots.withUnsafeMutableBufferPointer { s in
-            for i in s.indices { s[i] = 0 }
-        }
+        clearSlots()
         dictionary.removeAll()
         dead = 0
     }
@@ -346,11 +332,20 @@ struct CompactPurchaseStore {
         let old = slots
         slotBits += 1
         slots = [UInt64](repeating: 0, count: old.count * 2)
+        for v in old where v != 0 { place(v) }
+    }
+
+    /// Puts slot value `v` (a tag << 32 | entry index + 1) in the first free slot from its tag's.
+    private mutating func place(_ v: UInt64) {
         let mask = slots.count - 1
-        for v in old where v != 0 {
-            var s = slot(v >> 32)
-            while slots[s] != 0 { s = (s + 1) & mask }
-            slots[s] = v
+        var s = slot(v >> 32)
+        while slots[s] != 0 { s = (s + 1) & mask }
+        slots[s] = v
+    }
+
+    private mutating func clearSlots() {
+        slots.withUnsafeMutableBufferPointer { s in
+            for i in s.indices { s[i] = 0 }
         }
     }
 

@@ -4,9 +4,9 @@ import ReceiptModel
 /// (`PurchaseRecordTable`), the fastest to merge into and to write out, until they take three quarters of the
 /// budget; then, for the rest of the run, in their compact form (`CompactPurchaseStore`), about a third of the
 /// memory a record takes, so that a history larger than the budget spills less often, and only the records least
-/// recently added to (`drainColdest`). The records
-/// move into the compact form at once, within the budget (the compact copy of three quarters of it takes about a
-/// quarter). Either form merges the same values, so the rows do not depend on when the table changed form.
+/// recently added to (`drainColdest`). The records move into the compact form at once, within the budget (the
+/// compact copy of three quarters of it takes about a quarter). Either form merges the same values, so the rows
+/// do not depend on when the table changed form.
 struct PurchaseTable {
     private var records: PurchaseRecordTable
     private var compact: CompactPurchaseStore? = nil

@@ -171,7 +171,7 @@ struct CompactPurchaseTests {
         #expect(ordered.allSatisfy { $0.occurrences == 2 })
     }
 
-    @Test("a spill to make room takes the records added to least recently and keeps the others in place of the rest")
+    @Test("a spill to make room takes the records added to least recently and keeps the others")
     func drainsTheColdest() throws {
         func feed(_ first: Int) -> HistoryFeed {
             var receipts: [Receipt] = []
