@@ -20,15 +20,29 @@ struct DailyAggregate {
     private(set) var names: [String] = []
     private var numberOfName: [String: Int] = [:]
     private var numberOfBytes: [ByteKey: Int] = [:]
+    /// Per product number: the bytes it was first found by (`number`'s key), and the number of the product that
+    /// followed it in the last day it was counted on (-1: none yet).
+    private var keyOfNumber: [[UInt8]] = []
+    private var successor: [Int] = []
     private var scratch = ByteKey()
     private(set) var days: [Day] = []
     private var slotOfDay: [Int64: Int] = [:]
+    /// The day of the last row counted, its slot, and the number of the last product counted (-1: none).
+    private var last: (day: Int64, slot: Int, product: Int) = (0, -1, -1)
+    /// The number of the first product of the last day counted (-1: none).
+    private var firstOfLastDay = -1
     /// Per product number: the day slot and position it was last counted at (a product comes once a day).
     private var lastSeen: [(slot: Int, position: Int)] = []
     /// Whether a row came for a day before the newest one (then `lastSeen` no longer tells a day's products).
     private var revisited = false
+    /// Per month, the five event counts of `ReportAggregator.dailyCounts`: their slot in `monthCounts`.
+    private var monthSlot: [Int64: Int] = [:]
+    private var monthCounts: [[Int]] = []
+    /// The month of the last row counted and its slot (-1: none).
+    private var lastMonth: (month: Int64, slot: Int) = (0, -1)
+
     /// Per month, the five event counts of `ReportAggregator.dailyCounts`.
-    private(set) var months: [Int64: [Int]] = [:]
+    var months: [Int64: [Int]] { monthSlot.mapValues { monthCounts[$0] } }
 
     /// Counts row `row` of a `daily` table: its day, month, product (`products`' value), active count and event
     /// counts (a missing column counts 0).
@@ -36,7 +50,10 @@ struct DailyAggregate {
         day: Int64, month: Int64, products: StringColumn, row: Int, active: Int, events: [PrimitiveColumn<Int64>?]
     ) {
         let slot: Int
-        if let s = slotOfDay[day] {
+        let sameDay = last.slot >= 0 && last.day == day
+        if sameDay {
+            slot = last.slot
+        } else if let s = slotOfDay[day] {
             slot = s
             if s != days.count - 1 { revisited = true }
         } else {
@@ -45,7 +62,16 @@ struct DailyAggregate {
             days.append(Day(day: day))
             slotOfDay[day] = slot
         }
-        let p = number(products, row)
+        // Rows come day by day, each day's products in one order: the product is most often the one that followed
+        // the last product the last time, or the first product of the day before.
+        let guess = sameDay ? (last.product >= 0 ? successor[last.product] : -1) : firstOfLastDay
+        let p = number(products, row, guess: guess)
+        if sameDay {
+            if last.product >= 0 { successor[last.product] = p }
+        } else {
+            firstOfLastDay = p
+        }
+        last = (day, slot, p)
         let position: Int
         if let i = find(p, in: slot) {
             position = i
@@ -57,10 +83,19 @@ struct DailyAggregate {
         }
         lastSeen[p] = (slot, position)
         days[slot].active[position] += active
-        var counts = months.removeValue(forKey: month) ?? Array(repeating: 0, count: events.count)
+        let m: Int
+        if lastMonth.slot >= 0 && lastMonth.month == month {
+            m = lastMonth.slot
+        } else if let known = monthSlot[month] {
+            m = known
+        } else {
+            m = monthCounts.count
+            monthSlot[month] = m
+            monthCounts.append(Array(repeating: 0, count: events.count))
+        }
+        lastMonth = (month, m)
         // By index: a column read in place is not copied out of the array (which would retain its storage).
-        for i in events.indices { counts[i] += Int(events[i]?[row] ?? 0) }
-        months[month] = counts
+        for i in events.indices { monthCounts[m][i] += Int(events[i]?[row] ?? 0) }
     }
 
     /// The position of product `p` in day `slot`, if it was counted there.
@@ -75,8 +110,9 @@ struct DailyAggregate {
     }
 
     /// The number of row `r`'s product (null and empty are the same product, named ""; a name is cut at
-    /// `ReportData.maxValueBytes`, as `ReportAggregator.text` cuts it).
-    private mutating func number(_ c: StringColumn, _ r: Int) -> Int {
+    /// `ReportData.maxValueBytes`, as `ReportAggregator.text` cuts it). `guess` (-1: none) is checked first, by
+    /// its bytes, before the bytes are looked up.
+    private mutating func number(_ c: StringColumn, _ r: Int, guess: Int) -> Int {
         scratch.bytes.removeAll(keepingCapacity: true)
         if c.valid[r] {
             c.withBytes(r) { b in
@@ -85,6 +121,7 @@ struct DailyAggregate {
                 if b.count > ReportData.maxValueBytes { scratch.bytes.append(0) }
             }
         }
+        if guess >= 0 && keyOfNumber[guess] == scratch.bytes { return guess }
         if let n = numberOfBytes[scratch] { return n }
         let name = ReportAggregator.text(c, r) ?? ""
         let n: Int
@@ -95,6 +132,8 @@ struct DailyAggregate {
             names.append(name)
             numberOfName[name] = n
             lastSeen.append((-1, 0))
+            keyOfNumber.append(scratch.bytes)
+            successor.append(-1)
         }
         numberOfBytes[ByteKey(bytes: scratch.bytes)] = n
         return n

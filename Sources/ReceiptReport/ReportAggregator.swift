@@ -267,8 +267,9 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
             let (y, m, day) = CivilTime.civilFromDays(d.day)
             a.days.append((Self.pad(y, 4) + "-" + Self.pad(Int64(m), 2) + "-" + Self.pad(Int64(day), 2), row))
         }
-        a.months = daily.months.keys.sorted().map { m in
-            let c = daily.months[m]!
+        let months = daily.months
+        a.months = months.keys.sorted().map { m in
+            let c = months[m]!
             var e = ReportData.EventMonth(month: Self.monthText(m))
             (e.starts, e.conversions, e.renewals, e.refunds, e.expirations) = (c[0], c[1], c[2], c[3], c[4])
             return e

@@ -14,8 +14,9 @@ let exportUsage = """
     usage: receiptflow export [INPUT ...] --out DIR [options]
 
     Validates every receipt and JWS of the inputs and writes receipts.<ext>, transactions.<ext>, renewals.<ext>
-    (JWS renewal infos; not with ndjson), purchases.<ext> and subscriptions.<ext> (the purchase history) and
-    summary.json to DIR, all made visible together (summary.json last) or not at all.
+    (JWS renewal infos; not with ndjson), purchases.<ext>, subscriptions.<ext>, events.<ext> and daily.<ext>
+    (the purchase history), report-data.json (the report's figures; not with --part-records) and summary.json
+    to DIR, all made visible together (summary.json last) or not at all.
     INPUT is a file or - for standard input (the default): NDJSON, CSV with a header line naming the receipt
     field (the field options then name its columns), or one base64 receipt per line, plain or compressed with
     gzip or zstd, detected from content.
@@ -65,12 +66,12 @@ let exportUsage = """
       --as-of DATE                   the time subscription states are given at, RFC 3339 (2024-05-01T00:00:00Z)
                                      or a date (midnight UTC); default: the newest contributing receipt's
                                      creation date. Written into summary.json as as_of
-      --no-history                   write only the per-receipt tables, not purchases.<ext> and
-                                     subscriptions.<ext> (the history merges every receipt and spills to a
+      --no-history                   write only the per-receipt tables, not purchases, subscriptions,
+                                     events and daily (the history merges every receipt and spills to a
                                      hidden folder inside DIR while it runs)
       --base PREV                    continue the run in folder PREV (docs/incremental.md): only the new
                                      INPUTs are verified; receipts, transactions and renewals hold their rows,
-                                     purchases and subscriptions the whole history, equal to one run over
+                                     the four history tables the whole history, equal to one run over
                                      PREV's chain's inputs and these in order. PREV is only read (it keeps its
                                      history state in DIR/.receiptflow-state, as every run with history does)
 
