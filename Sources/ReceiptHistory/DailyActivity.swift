@@ -82,12 +82,15 @@ struct DailyActivity {
         counts[slot(day: day, productIndex: productIndex) + column.rawValue] += n
     }
 
+    /// A slot's counts when new (appended as one block copy).
+    private static let zeros = [Int64](repeating: 0, count: DailyColumn.count)
+
     /// Where the counts of (`day`, product `productIndex`) start in `counts` (made zero when new).
     private mutating func slot(day: Int64, productIndex: Int) -> Int {
         let width = DailyColumn.count
         if lastSlot.day == day && lastSlot.productIndex == productIndex { return lastSlot.slot * width }
         let (slot, isNew) = changes.slot(day: day, product: productIndex)
-        if isNew { counts.append(contentsOf: repeatElement(0, count: width)) }
+        if isNew { counts.append(contentsOf: Self.zeros) }
         lastSlot = (day, productIndex, slot)
         return slot * width
     }

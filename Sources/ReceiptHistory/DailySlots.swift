@@ -2,11 +2,12 @@
 /// and a mixing hash keyed by a per-process random seed (days come from the input, so that they cannot be chosen
 /// to collide), about three times as fast as a `Dictionary` with `Hasher` for these two-integer keys.
 struct DailySlots {
-    /// One entry: a key and its slot (`slot` < 0: empty).
+    /// One entry: a key and its slot (`slot` < 0: empty), 16 bytes. Product indexes and slots stay far below
+    /// 2^31: each takes memory of its own, which the history's budget bounds.
     struct Entry {
         var day: Int64
-        var product: Int
-        var slot: Int
+        var product: Int32
+        var slot: Int32
     }
 
     private static let seed: UInt64 = {
@@ -35,11 +36,11 @@ struct DailySlots {
         let mask = entries.count - 1
         var i = Self.hash(day, product) & mask
         while entries[i].slot >= 0 {
-            if entries[i].day == day && entries[i].product == product { return (entries[i].slot, false) }
+            if entries[i].day == day && Int(entries[i].product) == product { return (Int(entries[i].slot), false) }
             i = (i + 1) & mask
         }
         let slot = keys.count
-        entries[i] = Entry(day: day, product: product, slot: slot)
+        entries[i] = Entry(day: day, product: Int32(product), slot: Int32(slot))
         keys.append((day, product))
         if keys.count * 2 > entries.count { grow() }
         return (slot, true)
@@ -50,7 +51,7 @@ struct DailySlots {
         entries = [Entry](repeating: Entry(day: 0, product: 0, slot: -1), count: old.count * 2)
         let mask = entries.count - 1
         for e in old where e.slot >= 0 {
-            var i = Self.hash(e.day, e.product) & mask
+            var i = Self.hash(e.day, Int(e.product)) & mask
             while entries[i].slot >= 0 { i = (i + 1) & mask }
             entries[i] = e
         }

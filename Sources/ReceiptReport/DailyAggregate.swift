@@ -1,3 +1,4 @@
+import Glibc
 import ReceiptModel
 
 /// The report's aggregates of a `daily` table: per day, the active subscriptions of each product; per month, the
@@ -113,6 +114,7 @@ struct DailyAggregate {
     /// `ReportData.maxValueBytes`, as `ReportAggregator.text` cuts it). `guess` (-1: none) is checked first, by
     /// its bytes, before the bytes are looked up.
     private mutating func number(_ c: StringColumn, _ r: Int, guess: Int) -> Int {
+        if guess >= 0 && isKey(guess, of: c, r) { return guess }
         scratch.bytes.removeAll(keepingCapacity: true)
         if c.valid[r] {
             c.withBytes(r) { b in
@@ -121,7 +123,6 @@ struct DailyAggregate {
                 if b.count > ReportData.maxValueBytes { scratch.bytes.append(0) }
             }
         }
-        if guess >= 0 && keyOfNumber[guess] == scratch.bytes { return guess }
         if let n = numberOfBytes[scratch] { return n }
         let name = ReportAggregator.text(c, r) ?? ""
         let n: Int
@@ -137,6 +138,18 @@ struct DailyAggregate {
         }
         numberOfBytes[ByteKey(bytes: scratch.bytes)] = n
         return n
+    }
+}
+
+extension DailyAggregate {
+    /// Whether the bytes of row `r` of `c` are product `n`'s key (a null row's key is empty).
+    fileprivate func isKey(_ n: Int, of c: StringColumn, _ r: Int) -> Bool {
+        keyOfNumber[n].withUnsafeBytes { key in
+            guard c.valid[r] else { return key.isEmpty }
+            return c.withBytes(r) { b in
+                key.count == b.count && (b.isEmpty || memcmp(key.baseAddress!, b.baseAddress!, b.count) == 0)
+            }
+        }
     }
 }
 

@@ -172,6 +172,7 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
         let events = Self.dailyCounts.map(int64Column)
         let dates = day.kind == .date ? t.int32s[day.slot] : nil
         let times = day.kind == .date ? nil : t.int64s[day.slot]
+        var last: (day: Int64, month: Int64) = (.min, 0)
         for r in 0..<t.rowCount {
             let ms: Int64
             if let dates {
@@ -181,9 +182,12 @@ public final class ReportAggregator: TableObserver, @unchecked Sendable {
                 guard let v = times?[r] else { continue }
                 ms = v
             }
+            let day = CivilTime.floorDiv(ms, 86_400_000)
+            // A day's rows come together: its month is worked out once.
+            if day != last.day { last = (day, Self.monthIndex(ms)) }
             daily.add(
-                day: CivilTime.floorDiv(ms, 86_400_000), month: Self.monthIndex(ms), products: products, row: r,
-                active: Int(active?[r] ?? 0), events: events)
+                day: day, month: last.month, products: products, row: r, active: Int(active?[r] ?? 0),
+                events: events)
         }
     }
 
