@@ -58,18 +58,17 @@ enum CompactPurchase {
 
     /// Appends the decimal digits of `v` to `out`.
     static func appendDigits(_ v: UInt64, to out: inout [UInt8]) {
-        var n = 1
-        var x = v
-        while x >= 10 {
-            x /= 10
-            n += 1
-        }
-        let start = out.count
-        out.append(contentsOf: repeatElement(0x30, count: n))
-        x = v
-        for i in stride(from: start + n - 1, through: start, by: -1) {
-            out[i] = UInt8(truncatingIfNeeded: x % 10) &+ 0x30
-            x /= 10
+        // Written from the last digit back into a 20-byte buffer (UInt64.max has 20 digits), then appended at once.
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { d in
+            var at = d.count
+            var x = v
+            repeat {
+                at -= 1
+                d[at] = UInt8(truncatingIfNeeded: x % 10) &+ 0x30
+                x /= 10
+            } while x > 0
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: d[at...]))
         }
     }
 

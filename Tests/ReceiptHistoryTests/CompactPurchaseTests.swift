@@ -81,7 +81,7 @@ struct CompactPurchaseTests {
         #expect(number("1000000123456789") == 1_000_000_123_456_789)
         #expect(number("9999999999999999999") == 9_999_999_999_999_999_999)
         for s in ["", "01", "00", "12345678901234567890", "1a", "-1", "+1", " 1", "1.0"] { #expect(number(s) == nil) }
-        for v: UInt64 in [0, 7, 10, 99, 1_000_000_000_000, 9_999_999_999_999_999_999] {
+        for v: UInt64 in [0, 7, 10, 99, 1_000_000_000_000, 9_999_999_999_999_999_999, .max] {
             var out: [UInt8] = [42]
             CompactPurchase.appendDigits(v, to: &out)
             #expect(out == [42] + Array(String(v).utf8))
