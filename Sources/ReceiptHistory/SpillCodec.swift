@@ -130,7 +130,17 @@ struct SpillReader {
         return Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Int32.self))
     }
 
+    /// A varint (`SpillWriter.varint`); one byte, the common case, without a call.
+    @inline(__always)
     mutating func varint() throws(HistoryError) -> UInt64 {
+        if offset < bytes.count, bytes[offset] < 0x80 {
+            defer { offset += 1 }
+            return UInt64(bytes[offset])
+        }
+        return try longVarint()
+    }
+
+    private mutating func longVarint() throws(HistoryError) -> UInt64 {
         var v: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -143,8 +153,20 @@ struct SpillReader {
         }
     }
 
-    /// What `SpillWriter.optional` wrote.
+    /// What `SpillWriter.optional` wrote; one byte, the common case, without a call.
+    @inline(__always)
     mutating func optional() throws(HistoryError) -> Int64? {
+        if offset < bytes.count, bytes[offset] < 0x80 {
+            let v = UInt64(bytes[offset])
+            offset += 1
+            guard v != 0 else { return nil }
+            let z = v - 1
+            return Int64(bitPattern: z >> 1) ^ -Int64(bitPattern: z & 1)
+        }
+        return try longOptional()
+    }
+
+    private mutating func longOptional() throws(HistoryError) -> Int64? {
         var v: UInt64 = 0
         var shift: UInt64 = 0
         var b: UInt8 = 0
