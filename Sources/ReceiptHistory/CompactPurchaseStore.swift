@@ -274,7 +274,7 @@ struct CompactPurchaseStore {
         for i in byOffset.lazy.map(Int.init) {
             let (from, n) = (Int(entries[i].offset), Int(entries[i].facts) + Int(entries[i].state))
             if from != end {
-                arena.withUnsafeMutableBytes { a in memmove(a.baseAddress! + end, a.baseAddress! + from, n) }
+                _ = arena.withUnsafeMutableBytes { a in memmove(a.baseAddress! + end, a.baseAddress! + from, n) }
             }
             entries[i].offset = UInt32(end)
             end += n

@@ -94,7 +94,7 @@ import Testing
         let reused = ReceiptParser()
         _ = Self.state(Self.full(), reused)
         let broken: [UInt8] = [0x30, 0x03, 0x02, 0x01]
-        broken.withUnsafeBytes { buf in
+        _ = broken.withUnsafeBytes { buf in
             #expect(throws: ReceiptError.self) { try reused.parse(buf) }
         }
         let fresh = ReceiptParser()
