@@ -15,10 +15,20 @@ import ReceiptModel
 enum CompactPurchase {
     /// The text fields in `PurchaseFacts.visit` order.
     private static let textFields: [String] = {
-        var v = TextFieldNames()
+        var v = FieldNames()
         var f = PurchaseFacts()
         f.visit(&v)
-        return v.names
+        return v.texts
+    }()
+
+    /// How many facts, in visit order, hold everything a record's order key is made of (`PurchaseRecord
+    /// .appendOrderKey`: the key, the original transaction id and the purchase date); `decodeFacts` can stop there.
+    static let orderFields: Int = {
+        var v = FieldNames()
+        var f = PurchaseFacts()
+        f.visit(&v)
+        let used = ["bundle_id", "transaction_id", "original_transaction_id", "purchase_date"]
+        return used.map { n in v.all.firstIndex(of: n).map { $0 + 1 } ?? v.all.count }.max()!
     }()
 
     /// Bit i set: the i-th text field is coded by the dictionary (strings that many purchases share).
@@ -91,12 +101,13 @@ enum CompactPurchase {
     }
 
     /// The facts at the start of `r`, their byte strings appended to `text`; nil when the bytes are not facts this
-    /// table wrote.
+    /// table wrote. With `fields`, only the first `fields` facts in visit order are read (the others stay unset,
+    /// and `r` is left inside the facts).
     static func decodeFacts(
-        _ r: inout SpillReader, dictionary: TextDictionary, text: inout [UInt8]
+        _ r: inout SpillReader, dictionary: TextDictionary, text: inout [UInt8], fields: Int = .max
     ) -> PurchaseFacts? {
         guard let raw = try? r.u8(), let environment = HistoryEnvironment(rawValue: raw) else { return nil }
-        var d = CompactFactsDecoder(r: r, dictionary: dictionary, text: [])
+        var d = CompactFactsDecoder(r: r, dictionary: dictionary, text: [], fields: fields)
         swap(&d.text, &text)
         var facts = PurchaseFacts()
         facts.visit(&d)
@@ -108,15 +119,21 @@ enum CompactPurchase {
     }
 }
 
-/// Collects the names of the text fields in visit order.
-private struct TextFieldNames: PurchaseFactVisitor {
-    var names: [String] = []
-    mutating func text(_ name: StaticString, _ v: inout TextSpan) { names.append("\(name)") }
-    mutating func text(_ name: StaticString, _ v: inout TextSpan?) { names.append("\(name)") }
-    mutating func int32(_ name: StaticString, _ v: inout Int32?) {}
-    mutating func int64(_ name: StaticString, _ v: inout Int64?) {}
-    mutating func timestamp(_ name: StaticString, _ v: inout Int64?) {}
-    mutating func bool(_ name: StaticString, _ v: inout Bool?) {}
+/// Collects the names of the facts, and of the text facts apart, in visit order.
+private struct FieldNames: PurchaseFactVisitor {
+    var all: [String] = []
+    var texts: [String] = []
+    mutating func text(_ name: StaticString, _ v: inout TextSpan) { add(name, text: true) }
+    mutating func text(_ name: StaticString, _ v: inout TextSpan?) { add(name, text: true) }
+    mutating func int32(_ name: StaticString, _ v: inout Int32?) { add(name) }
+    mutating func int64(_ name: StaticString, _ v: inout Int64?) { add(name) }
+    mutating func timestamp(_ name: StaticString, _ v: inout Int64?) { add(name) }
+    mutating func bool(_ name: StaticString, _ v: inout Bool?) { add(name) }
+
+    private mutating func add(_ name: StaticString, text: Bool = false) {
+        all.append("\(name)")
+        if text { texts.append("\(name)") }
+    }
 }
 
 /// Writes the facts as `CompactPurchase` lays them out.
@@ -172,14 +189,26 @@ private struct CompactFactsDecoder: PurchaseFactVisitor {
     private(set) var failed = false
     private var field = 0
     private var base: Int64 = 0
+    /// Facts left to read; the rest are skipped.
+    private var left: Int
 
-    init(r: SpillReader, dictionary: TextDictionary, text: [UInt8]) {
+    init(r: SpillReader, dictionary: TextDictionary, text: [UInt8], fields: Int) {
         self.r = r
         self.dictionary = dictionary
         self.text = text
+        left = fields
+    }
+
+    /// Whether the next fact is read (counting it).
+    @inline(__always)
+    private mutating func reads() -> Bool {
+        guard left > 0 else { return false }
+        left -= 1
+        return true
     }
 
     mutating func text(_ name: StaticString, _ v: inout TextSpan) {
+        guard reads() else { return }
         guard let s = take() else {
             failed = true
             return
@@ -187,7 +216,10 @@ private struct CompactFactsDecoder: PurchaseFactVisitor {
         v = s
     }
 
-    mutating func text(_ name: StaticString, _ v: inout TextSpan?) { v = take() }
+    mutating func text(_ name: StaticString, _ v: inout TextSpan?) {
+        guard reads() else { return }
+        v = take()
+    }
 
     private mutating func take() -> TextSpan? {
         let k = field
@@ -219,6 +251,7 @@ private struct CompactFactsDecoder: PurchaseFactVisitor {
     }
 
     mutating func int32(_ name: StaticString, _ v: inout Int32?) {
+        guard reads() else { return }
         guard let n = read({ r throws(HistoryError) in try r.optional() }) else { return v = nil }
         guard let narrow = Int32(exactly: n) else {
             failed = true
@@ -228,16 +261,19 @@ private struct CompactFactsDecoder: PurchaseFactVisitor {
     }
 
     mutating func int64(_ name: StaticString, _ v: inout Int64?) {
+        guard reads() else { return }
         v = read { r throws(HistoryError) in try r.optional() }
     }
 
     mutating func timestamp(_ name: StaticString, _ v: inout Int64?) {
+        guard reads() else { return }
         guard let d = read({ r throws(HistoryError) in try r.optional() }) else { return v = nil }
         base = base &+ d
         v = base
     }
 
     mutating func bool(_ name: StaticString, _ v: inout Bool?) {
+        guard reads() else { return }
         v = read { r throws(HistoryError) in try r.optionalBool() }
     }
 

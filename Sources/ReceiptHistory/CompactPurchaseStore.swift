@@ -103,6 +103,14 @@ struct CompactPurchaseStore {
         if entries.count * 2 > slots.count { grow() }
     }
 
+    /// Makes the index large enough for `n` records, so that adding them does not grow it step by step.
+    mutating func reserve(records n: Int) {
+        guard isEmpty else { return }
+        while (1 << Int(slotBits)) < n * 2 { slotBits += 1 }
+        if slots.count != 1 << Int(slotBits) { slots = [UInt64](repeating: 0, count: 1 << Int(slotBits)) }
+        entries.reserveCapacity(n)
+    }
+
     /// Adds `r`, whose key the store does not hold (records merged by key elsewhere).
     mutating func insert(_ r: PurchaseRecord) {
         scratch.bytes.removeAll(keepingCapacity: true)
@@ -303,13 +311,14 @@ struct CompactPurchaseStore {
     mutating func drainInOrder(_ body: (PurchaseRecord) throws(HistoryError) -> Void) throws(HistoryError) {
         var keys = OrderKeys()
         keys.reserve(records: entries.count)
-        // The keys come from the facts alone, decoded into one reused buffer.
+        // The keys come from the first facts alone, decoded into one reused buffer.
         var text: [UInt8] = []
         for e in entries {
             text.removeAll(keepingCapacity: true)
             let facts = arena.withUnsafeBytes { a in
                 var r = SpillReader(a.span(Int(e.offset), Int(e.facts)))
-                return CompactPurchase.decodeFacts(&r, dictionary: dictionary, text: &text)
+                return CompactPurchase.decodeFacts(
+                    &r, dictionary: dictionary, text: &text, fields: CompactPurchase.orderFields)
             }
             guard let facts else { preconditionFailure("a compact purchase record does not read back") }
             keys.begin()

@@ -42,6 +42,7 @@ struct PurchaseTable {
     /// Moves the records into the compact form.
     private mutating func becomeCompact() {
         var store = CompactPurchaseStore(budget: budget)
+        store.reserve(records: records.count)
         for r in records.drain() { store.insert(r) }
         compact = store
     }

@@ -74,6 +74,38 @@ struct CompactPurchaseTests {
         #expect(records.contains { $0.occurrences == 2 && $0.cancelledAt != nil && $0.tokenAt != nil })
     }
 
+    @Test("the first facts alone, read back from the compact form, give a record's order key")
+    func orderKeyFromTheFirstFacts() {
+        var records: [PurchaseRecord] = []
+        each([batch(varied).history]) { o, input, text in records.append(PurchaseRecord(o, input: input, text: text)) }
+        #expect(CompactPurchase.orderFields < FactCounter.facts)
+        var dictionary = TextDictionary()
+        for r in records {
+            var w = SpillWriter()
+            _ = r.text.withUnsafeBytes { t in
+                CompactPurchase.encodeFacts(r.facts, text: t, into: &w, dictionary: &dictionary)
+            }
+            var full: [UInt8] = []
+            _ = r.text.withUnsafeBytes { t in PurchaseRecord.appendOrderKey(r.facts, text: t, to: &full) }
+            var text: [UInt8] = []
+            let facts = w.bytes.withUnsafeBytes { b in
+                var reader = SpillReader(b)
+                return CompactPurchase.decodeFacts(
+                    &reader, dictionary: dictionary, text: &text, fields: CompactPurchase.orderFields)
+            }
+            guard let facts else {
+                Issue.record("the first facts do not read back")
+                continue
+            }
+            var partial: [UInt8] = []
+            _ = text.withUnsafeBytes { t in PurchaseRecord.appendOrderKey(facts, text: t, to: &partial) }
+            #expect(partial == full)
+            // The facts after the order's are left unread.
+            #expect(facts.expiresDate == nil && facts.userID == nil)
+        }
+        #expect(records.contains { $0.facts.expiresDate != nil })
+    }
+
     @Test("numbers are packed only when writing the value back gives the same bytes")
     func numbers() {
         func number(_ s: String) -> UInt64? { Array(s.utf8).withUnsafeBytes { CompactPurchase.number($0) } }
@@ -262,4 +294,21 @@ struct CompactPurchaseTests {
             #expect(run.dailyCSV == records.dailyCSV)
         }
     }
+}
+
+/// Counts the facts `PurchaseFacts.visit` gives.
+private struct FactCounter: PurchaseFactVisitor {
+    var count = 0
+    static var facts: Int {
+        var v = FactCounter()
+        var f = PurchaseFacts()
+        f.visit(&v)
+        return v.count
+    }
+    mutating func text(_ name: StaticString, _ v: inout TextSpan) { count += 1 }
+    mutating func text(_ name: StaticString, _ v: inout TextSpan?) { count += 1 }
+    mutating func int32(_ name: StaticString, _ v: inout Int32?) { count += 1 }
+    mutating func int64(_ name: StaticString, _ v: inout Int64?) { count += 1 }
+    mutating func timestamp(_ name: StaticString, _ v: inout Int64?) { count += 1 }
+    mutating func bool(_ name: StaticString, _ v: inout Bool?) { count += 1 }
 }
