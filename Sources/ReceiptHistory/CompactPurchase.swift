@@ -13,22 +13,22 @@ import ReceiptModel
 ///
 /// The merge state (`CompactMergeState`) follows, with room to grow in place.
 enum CompactPurchase {
-    /// The text fields in `PurchaseFacts.visit` order.
-    private static let textFields: [String] = {
+    /// The names of the facts in `PurchaseFacts.visit` order.
+    private static let fields: FieldNames = {
         var v = FieldNames()
         var f = PurchaseFacts()
         f.visit(&v)
-        return v.texts
+        return v
     }()
+
+    /// The text fields in visit order.
+    private static var textFields: [String] { fields.texts }
 
     /// How many facts, in visit order, hold everything a record's order key is made of (`PurchaseRecord
     /// .appendOrderKey`: the key, the original transaction id and the purchase date); `decodeFacts` can stop there.
     static let orderFields: Int = {
-        var v = FieldNames()
-        var f = PurchaseFacts()
-        f.visit(&v)
         let used = ["bundle_id", "transaction_id", "original_transaction_id", "purchase_date"]
-        return used.map { n in v.all.firstIndex(of: n).map { $0 + 1 } ?? v.all.count }.max()!
+        return used.map { n in fields.all.firstIndex(of: n).map { $0 + 1 } ?? fields.all.count }.max()!
     }()
 
     /// Bit i set: the i-th text field is coded by the dictionary (strings that many purchases share).
